@@ -1,0 +1,76 @@
+"""The recorded flowchart engine: stages over shared state, every read, write and decision kept as evidence."""
+
+from agentfootprint.flow._summary import summarize_value
+from agentfootprint.flow.builder import DeciderBuilder, FlowChartBuilder, SelectorBuilder, flow_chart
+from agentfootprint.flow.cancel import CancelToken
+from agentfootprint.flow.causal import CausalEdge, CausalNode, CausalSlice, causal_chain, slice_for_key
+from agentfootprint.flow.chart import FlowChart
+from agentfootprint.flow.commit import Commit, Write
+from agentfootprint.flow.decide import DecisionEvidence, DecisionResult, decide, select
+from agentfootprint.flow.errors import (
+    ChartBuildError,
+    FlowCancelledError,
+    FlowError,
+    InvalidCheckpointError,
+    InvalidStateKeyError,
+    LoopLimitError,
+    NotSerializableError,
+    ParallelBranchError,
+    ParallelMergeConflictError,
+    PauseNotAllowedError,
+    UnknownBranchError,
+)
+from agentfootprint.flow.narrative import NarrativeEntry, narrative_text, render_narrative
+from agentfootprint.flow.pause import FlowCheckpoint, pause
+from agentfootprint.flow.recorder import HOOKS, Recorder, RecorderFailure
+from agentfootprint.flow.redaction import REDACTED, RedactionPolicy, Redactor
+from agentfootprint.flow.result import FlowResult
+from agentfootprint.flow.scope import Scope
+from agentfootprint.flow.snapshot import FlowSnapshot, TreeNode
+
+__all__ = [
+    "HOOKS",
+    "REDACTED",
+    "CancelToken",
+    "CausalEdge",
+    "CausalNode",
+    "CausalSlice",
+    "ChartBuildError",
+    "Commit",
+    "DeciderBuilder",
+    "DecisionEvidence",
+    "DecisionResult",
+    "FlowCancelledError",
+    "FlowChart",
+    "FlowChartBuilder",
+    "FlowCheckpoint",
+    "FlowError",
+    "FlowResult",
+    "FlowSnapshot",
+    "InvalidCheckpointError",
+    "InvalidStateKeyError",
+    "LoopLimitError",
+    "NarrativeEntry",
+    "NotSerializableError",
+    "ParallelBranchError",
+    "ParallelMergeConflictError",
+    "PauseNotAllowedError",
+    "Recorder",
+    "RecorderFailure",
+    "RedactionPolicy",
+    "Redactor",
+    "Scope",
+    "SelectorBuilder",
+    "TreeNode",
+    "UnknownBranchError",
+    "Write",
+    "causal_chain",
+    "decide",
+    "flow_chart",
+    "narrative_text",
+    "pause",
+    "render_narrative",
+    "select",
+    "slice_for_key",
+    "summarize_value",
+]

@@ -1,0 +1,122 @@
+"""Read-only containers for committed state, and value equality that tells True from 1."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any, NoReturn
+
+_READ_ONLY = (
+    "committed state is read-only: write a new value back with scope[key] = ..., "
+    "scope.append(key, item) or scope.merge(key, {...})"
+)
+
+
+def _refuse(*_: Any, **__: Any) -> NoReturn:
+    raise TypeError(_READ_ONLY)
+
+
+class FrozenDict(dict[str, Any]):
+    """A dict that refuses mutation; still a dict for json.dumps, pydantic and isinstance checks."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = _refuse
+    clear = pop = popitem = setdefault = update = _refuse
+    __ior__ = _refuse
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (dict, (dict(self),))
+
+    def __copy__(self) -> dict[str, Any]:
+        return dict(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
+        return thaw(self)  # type: ignore[no-any-return]
+
+
+class FrozenList(list[Any]):
+    """A list that refuses mutation; the engine extends it in place only through ``list.extend``."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+    append = extend = insert = pop = remove = clear = sort = reverse = _refuse
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (list, (list(self),))
+
+    def __copy__(self) -> list[Any]:
+        return list(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> list[Any]:
+        return thaw(self)  # type: ignore[no-any-return]
+
+
+_extend = list.extend
+
+
+def extend_in_place(target: list[Any], items: Iterable[Any]) -> None:
+    """Engine-only append path: grows a committed list without copying it."""
+    _extend(target, items)
+
+
+def freeze(value: Any, _depth: int = 0) -> Any:
+    """Deep-copy dicts and lists into read-only twins; other values are kept as they are."""
+    if _depth > 200:
+        raise ValueError("value is nested more than 200 levels deep")
+    t = type(value)
+    if t is str or t is int or t is float or t is bool or value is None:
+        return value
+    if isinstance(value, dict):
+        return FrozenDict({k: freeze(v, _depth + 1) for k, v in value.items()})
+    if isinstance(value, list | tuple) and not hasattr(value, "_fields"):
+        return FrozenList(freeze(v, _depth + 1) for v in value)
+    return value
+
+
+def thaw(value: Any) -> Any:
+    """Plain mutable deep copy of a (possibly frozen) value: dicts and lists become new dicts and lists."""
+    if isinstance(value, dict):
+        return {k: thaw(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [thaw(v) for v in value]
+    return value
+
+
+def deep_equal(a: Any, b: Any) -> bool:
+    """Structural equality where True != 1, 1 != 1.0 is False only by value, and NaN equals NaN."""
+    if a is b:
+        return True
+    ta, tb = type(a), type(b)
+    if ta is bool or tb is bool:
+        return ta is tb and a == b
+    if isinstance(a, dict):
+        if not isinstance(b, dict) or len(a) != len(b):
+            return False
+        for k, v in a.items():
+            if k not in b or not deep_equal(v, b[k]):
+                return False
+        return True
+    if isinstance(a, list):
+        if not isinstance(b, list) or len(a) != len(b):
+            return False
+        return all(deep_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(b, dict | list):
+        return False
+    if ta is float and tb is float and math.isnan(a) and math.isnan(b):
+        return True
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
+
+
+def list_tail_if_extended(base: list[Any], new: list[Any]) -> list[Any] | None:
+    """If ``new`` is ``base`` plus more items, return the added tail (the delta); else None."""
+    n = len(base)
+    if len(new) < n:
+        return None
+    for i in range(n):
+        x, y = base[i], new[i]
+        if x is not y and not deep_equal(x, y):
+            return None
+    return list(new[n:])

@@ -1,0 +1,57 @@
+"""The commit log: one record per executed stage, with the exact commit each read saw."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+WriteVerb = Literal["set", "merge", "append", "delete"]
+CommitKind = Literal["stage", "decider", "selector", "join", "subflow-enter", "subflow-exit", "branch"]
+
+
+class Write(BaseModel):
+    """One net state change: ``append`` holds only the added items, ``merge`` only the changed fields."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    verb: WriteVerb
+    value: Any = None
+
+
+class Commit(BaseModel):
+    """What one stage execution read and wrote; ``reads`` maps each key to the idx of the commit it saw."""
+
+    model_config = ConfigDict(frozen=True)
+
+    idx: int
+    stage_id: str
+    runtime_stage_id: str
+    stage_name: str = ""
+    kind: CommitKind = "stage"
+    namespace: str = ""
+    reads: dict[str, int | None] = Field(default_factory=dict)
+    writes: list[Write] = Field(default_factory=list)
+    failed: bool = False
+    paused: bool = False
+    error: str | None = None
+    redacted_paths: list[str] = Field(default_factory=list)
+    decision: dict[str, Any] | None = None
+    emits: list[dict[str, Any]] = Field(default_factory=list)
+    parent_runtime_stage_id: str | None = None
+    fork_branch: str | None = None
+    control_idx: int | None = None
+    sources: dict[str, list[int]] = Field(default_factory=dict)
+    visit: int = 1
+    break_reason: str | None = None
+    used_args: bool = False
+    description: str | None = None
+
+    @property
+    def applied(self) -> bool:
+        """Whether this commit's writes are part of the state (failed and paused commits are evidence only)."""
+        return not (self.failed or self.paused)
+
+    def keys_written(self) -> list[str]:
+        return [w.path for w in self.writes]

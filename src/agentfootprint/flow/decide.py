@@ -1,0 +1,226 @@
+"""``decide`` (first match) and ``select`` (all matches) with per-condition evidence, nothing short-circuited."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentfootprint.flow._summary import summarize_value
+from agentfootprint.flow.redaction import REDACTED
+
+if TYPE_CHECKING:
+    from agentfootprint.flow.scope import Scope
+
+OPS = ("eq", "ne", "gt", "gte", "lt", "lte", "in", "not_in")
+_MAX_IN_ITEMS = 1000
+_MISSING = object()
+
+
+class ConditionEvidence(BaseModel):
+    """One ``key op threshold`` check and its outcome."""
+
+    key: str
+    op: str
+    threshold: Any = None
+    actual: str
+    result: bool
+    redacted: bool = False
+
+
+class RuleEvidence(BaseModel):
+    """How one rule evaluated: its conditions (filter) or the keys it read (callable)."""
+
+    index: int
+    type: str
+    branch: str
+    label: str
+    matched: bool
+    conditions: list[ConditionEvidence] = Field(default_factory=list)
+    inputs: list[dict[str, Any]] = Field(default_factory=list)
+    error: str | None = None
+
+
+class DecisionEvidence(BaseModel):
+    """Every rule's evaluation and what was chosen; ``default_used`` when no rule matched."""
+
+    kind: str
+    rules: list[RuleEvidence]
+    chosen: list[str]
+    default: str | None = None
+    default_used: bool = False
+
+
+class DecisionResult(BaseModel):
+    """What a decider/selector stage returns: the chosen branch id(s) plus the evidence."""
+
+    model_config = ConfigDict(frozen=True)
+
+    branches: tuple[str, ...]
+    evidence: DecisionEvidence
+
+    @property
+    def branch(self) -> str | None:
+        return self.branches[0] if self.branches else None
+
+
+def _compare(op: str, actual: Any, threshold: Any) -> bool:
+    if op == "eq":
+        return _eq_fix(actual, threshold)
+    if op == "ne":
+        return not _eq_fix(actual, threshold)
+    if op == "gt":
+        return bool(actual > threshold)
+    if op == "gte":
+        return bool(actual >= threshold)
+    if op == "lt":
+        return bool(actual < threshold)
+    if op == "lte":
+        return bool(actual <= threshold)
+    if op in ("in", "not_in"):
+        if not isinstance(threshold, list | tuple | set | frozenset):
+            found = False
+        else:
+            if len(threshold) > _MAX_IN_ITEMS:
+                raise ValueError(f"'{op}' list has more than {_MAX_IN_ITEMS} items")
+            found = any(_eq_fix(actual, t) for t in threshold)
+        return found if op == "in" else not found
+    raise ValueError(f"unknown operator '{op[:40]}'")
+
+
+def _eq_fix(actual: Any, threshold: Any) -> bool:
+    if isinstance(actual, bool) or isinstance(threshold, bool):
+        return type(actual) is type(threshold) and actual == threshold
+    try:
+        return bool(actual == threshold)
+    except Exception:
+        return False
+
+
+def _safe_threshold(value: Any) -> Any:
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value if not isinstance(value, str) else value[:200]
+    if isinstance(value, list | tuple):
+        return [_safe_threshold(v) for v in list(value)[:50]]
+    return summarize_value(value)
+
+
+def _eval_filter(scope: Scope, when: Mapping[Any, Any], ev: RuleEvidence) -> bool:
+    if not when:
+        ev.error = "empty filter never matches"
+        return False
+    all_true = True
+    for key, ops in when.items():
+        if not isinstance(key, str):
+            ev.error = f"filter key must be a string, got {type(key).__name__}"
+            all_true = False
+            continue
+        if not isinstance(ops, Mapping) or not ops:
+            ev.error = f"filter for '{key[:80]}' must be a non-empty dict of operators"
+            all_true = False
+            continue
+        actual = scope.get(key, _MISSING)
+        redacted = scope._is_redacted(key)
+        shown = "undefined" if actual is _MISSING else (REDACTED if redacted else summarize_value(actual))
+        for op, threshold in ops.items():
+            op_name = str(op)
+            try:
+                if op_name not in OPS:
+                    raise ValueError(f"unknown operator '{op_name[:40]}'")
+                ok = False if actual is _MISSING else _compare(op_name, actual, threshold)
+            except Exception as exc:  # a rule that raises is recorded, never propagated
+                ok = False
+                ev.error = f"{type(exc).__name__}: {str(exc)[:200]}"
+            ev.conditions.append(
+                ConditionEvidence(
+                    key=key,
+                    op=op_name,
+                    threshold=REDACTED if redacted else _safe_threshold(threshold),
+                    actual=shown,
+                    result=ok,
+                    redacted=redacted,
+                )
+            )
+            all_true = all_true and ok
+    return all_true and ev.error is None
+
+
+def _eval_rule(scope: Scope, index: int, rule: Mapping[str, Any]) -> RuleEvidence:
+    branch = rule.get("then")
+    label = str(rule.get("label") or f"Rule {index}")
+    when = rule.get("when")
+    ev = RuleEvidence(
+        index=index,
+        type="function" if callable(when) else "filter",
+        branch=str(branch) if branch is not None else "",
+        label=label,
+        matched=False,
+    )
+    if not isinstance(branch, str) or not branch:
+        ev.error = "rule has no 'then' branch id"
+        return ev
+    if callable(when):
+        captured: list[str] = []
+        try:
+            with scope._capture_reads(captured):
+                ev.matched = bool(when(scope))
+        except Exception as exc:
+            ev.matched = False
+            ev.error = f"{type(exc).__name__}: {str(exc)[:200]}"
+        for key in dict.fromkeys(captured):
+            redacted = scope._is_redacted(key)
+            value = scope.get(key, _MISSING)
+            ev.inputs.append(
+                {
+                    "key": key,
+                    "value": "undefined" if value is _MISSING else (REDACTED if redacted else summarize_value(value)),
+                    "redacted": redacted,
+                }
+            )
+        return ev
+    if isinstance(when, Mapping):
+        ev.matched = _eval_filter(scope, when, ev)
+        return ev
+    ev.error = "rule 'when' must be a filter dict or a callable"
+    return ev
+
+
+def _check_rules(rules: Any) -> Sequence[Mapping[str, Any]]:
+    if not isinstance(rules, list | tuple):
+        raise TypeError(f"rules must be a list of dicts, got {type(rules).__name__}")
+    for i, r in enumerate(rules):
+        if not isinstance(r, Mapping):
+            raise TypeError(f"rule {i} must be a dict with 'when' and 'then', got {type(r).__name__}")
+    return rules
+
+
+def decide(scope: Scope, rules: Sequence[Mapping[str, Any]], default: str | None = None) -> DecisionResult:
+    """Evaluate every rule (evidence for all), choose the first that matched, else ``default``."""
+    evidence = [_eval_rule(scope, i, r) for i, r in enumerate(_check_rules(rules))]
+    chosen = next((e.branch for e in evidence if e.matched), None)
+    default_used = chosen is None
+    if chosen is None:
+        chosen = default
+    return DecisionResult(
+        branches=(chosen,) if chosen is not None else (),
+        evidence=DecisionEvidence(
+            kind="decide",
+            rules=evidence,
+            chosen=[chosen] if chosen else [],
+            default=default,
+            default_used=default_used and default is not None,
+        ),
+    )
+
+
+def select(scope: Scope, rules: Sequence[Mapping[str, Any]]) -> DecisionResult:
+    """Evaluate every rule and choose all that matched (possibly none)."""
+    evidence = [_eval_rule(scope, i, r) for i, r in enumerate(_check_rules(rules))]
+    chosen = list(dict.fromkeys(e.branch for e in evidence if e.matched))
+    return DecisionResult(
+        branches=tuple(chosen), evidence=DecisionEvidence(kind="select", rules=evidence, chosen=chosen)
+    )
+
+
+RuleWhen = Mapping[str, Mapping[str, Any]] | Callable[["Scope"], bool]

@@ -1,0 +1,42 @@
+"""What ``chart.run()`` returns."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+from agentfootprint.flow.narrative import NarrativeEntry, render_narrative
+from agentfootprint.flow.recorder import RecorderFailure
+from agentfootprint.flow.snapshot import FlowSnapshot
+
+
+class FlowResult(BaseModel):
+    """Final state and output, or a pause with its JSON checkpoint; the snapshot and narrative explain the run."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    run_id: str
+    state: dict[str, Any]
+    output: Any = None
+    paused: bool = False
+    pause_data: Any = None
+    checkpoint: dict[str, Any] | None = None
+    snapshot: FlowSnapshot
+    break_reason: str | None = None
+    recorder_failures: list[RecorderFailure] = Field(default_factory=list)
+    _narrative: list[NarrativeEntry] | None = PrivateAttr(default=None)
+
+    @property
+    def commit_log(self) -> list[Any]:
+        return self.snapshot.commit_log
+
+    @property
+    def narrative(self) -> list[NarrativeEntry]:
+        """Readable sentences per stage, step, decision, fork, loop, subflow, pause and error."""
+        if self._narrative is None:
+            self._narrative = render_narrative(self.snapshot)
+        return self._narrative
+
+    def narrative_text(self) -> str:
+        return "\n".join("  " * e.depth + e.text for e in self.narrative)

@@ -1,0 +1,238 @@
+"""The stage's view of state: tracked reads (which commit each saw), staged writes, read-your-writes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from agentfootprint.flow._frozen import FrozenDict, FrozenList, deep_equal, freeze, list_tail_if_extended
+from agentfootprint.flow._namespace import MISSING, Namespace
+from agentfootprint.flow.commit import Write
+from agentfootprint.flow.errors import InvalidStateKeyError
+
+if TYPE_CHECKING:
+    from agentfootprint.flow._run import StageFrame
+
+MAX_KEY_LENGTH = 512
+
+
+def check_key(key: Any) -> str:
+    """State keys are non-empty strings up to 512 characters; anything else is refused by type/length."""
+    if type(key) is not str:
+        raise InvalidStateKeyError(f"state keys must be str, got {type(key).__name__}")
+    if not key or len(key) > MAX_KEY_LENGTH:
+        raise InvalidStateKeyError(f"state key length must be 1..{MAX_KEY_LENGTH}, got {len(key)}")
+    return key
+
+
+class Scope:
+    """Read and write shared state inside one stage; writes commit when the stage ends, net change only."""
+
+    __slots__ = ("_break", "_capture", "_emits", "_frame", "_ns", "_reads", "_staged", "_used_args")
+
+    def __init__(self, ns: Namespace, frame: StageFrame | None = None) -> None:
+        self._ns = ns
+        self._frame = frame
+        self._staged: dict[str, tuple[str, Any]] = {}
+        self._reads: dict[str, int | None] = {}
+        self._capture: list[str] | None = None
+        self._emits: list[dict[str, Any]] = []
+        self._break: str | None = None
+        self._used_args = False
+
+    # -- reads -------------------------------------------------------------------------------------------
+    def _committed(self, key: str) -> Any:
+        ns = self._ns
+        if key not in self._reads:
+            self._reads[key] = ns.last_writer.get(key)
+        if self._capture is not None:
+            self._capture.append(key)
+        value = ns.state.get(key, MISSING)
+        frame = self._frame
+        if frame is not None and frame.run.dispatch.on_read:
+            frame.run.dispatch.read(frame, key, value)
+        return value
+
+    def _lookup(self, key: str) -> Any:
+        check_key(key)
+        st = self._staged.get(key)
+        if st is None:
+            return self._committed(key)
+        verb, value = st
+        if self._capture is not None:
+            self._capture.append(key)
+        if verb == "set":
+            return value
+        if verb == "delete":
+            return MISSING
+        base = self._committed(key)
+        if verb == "append":
+            merged = FrozenList(base if isinstance(base, list) else ())
+            list.extend(merged, value)
+            return merged
+        return FrozenDict({**(base if isinstance(base, dict) else {}), **value})
+
+    def __getitem__(self, key: str) -> Any:
+        value = self._lookup(key)
+        if value is MISSING:
+            raise KeyError(key[:100] if isinstance(key, str) else key)
+        return value
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """Tracked read with a default for a missing key (the absence is recorded as a read too)."""
+        value = self._lookup(key)
+        return default if value is MISSING else value
+
+    def __contains__(self, key: object) -> bool:
+        return self._lookup(key) is not MISSING  # type: ignore[arg-type]
+
+    @property
+    def args(self) -> FrozenDict:
+        """The run's frozen input: untracked (flagged on the commit as an untracked source); writes raise."""
+        self._used_args = True
+        if self._frame is None:
+            return FrozenDict()
+        return self._frame.run.args
+
+    # -- writes ------------------------------------------------------------------------------------------
+    def _notify(self, key: str, verb: str, value: Any) -> None:
+        frame = self._frame
+        if frame is not None and frame.run.dispatch.on_write:
+            frame.run.dispatch.write(frame, key, verb, value)
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        check_key(key)
+        frozen = freeze(value)
+        self._staged[key] = ("set", frozen)
+        self._notify(key, "set", frozen)
+
+    def set(self, key: str, value: Any) -> None:
+        self[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        check_key(key)
+        self._staged[key] = ("delete", None)
+        self._notify(key, "delete", None)
+
+    def delete(self, key: str) -> None:
+        del self[key]
+
+    def update(self, key: str, fn: Callable[[Any], Any], default: Any = None) -> Any:
+        """Read ``key`` (tracked), write ``fn(value)`` back, and return the new value."""
+        new = fn(self.get(key, default))
+        self[key] = new
+        return self._staged[key][1]
+
+    def append(self, key: str, *items: Any) -> None:
+        """Append to a list without copying it; recorded as an ``append`` delta holding only the new items."""
+        check_key(key)
+        frozen = [freeze(i) for i in items]
+        st = self._staged.get(key)
+        if st is None:
+            base = self._ns.state.get(key, MISSING)
+            if base is not MISSING and not isinstance(base, list):
+                raise TypeError(f"cannot append to state key '{key[:100]}': it holds {type(base).__name__}")
+            self._staged[key] = ("append", frozen)
+        else:
+            verb, value = st
+            if verb == "append":
+                value.extend(frozen)
+            elif verb == "delete":
+                self._staged[key] = ("set", FrozenList(frozen))
+            elif verb == "set" and isinstance(value, list):
+                grown = FrozenList(value)
+                list.extend(grown, frozen)
+                self._staged[key] = ("set", grown)
+            else:
+                raise TypeError(f"cannot append to state key '{key[:100]}': it holds a non-list value")
+        self._notify(key, "append", frozen)
+
+    def merge(self, key: str, fields: dict[str, Any]) -> None:
+        """Shallow-merge ``fields`` into a dict value; recorded as a ``merge`` delta of the changed fields."""
+        check_key(key)
+        if not isinstance(fields, dict):
+            raise TypeError(f"merge into '{key[:100]}' needs a dict, got {type(fields).__name__}")
+        frozen = {check_key(k): freeze(v) for k, v in fields.items()}
+        st = self._staged.get(key)
+        if st is None:
+            base = self._ns.state.get(key, MISSING)
+            if base is not MISSING and not isinstance(base, dict):
+                raise TypeError(f"cannot merge into state key '{key[:100]}': it holds {type(base).__name__}")
+            self._staged[key] = ("merge", frozen)
+        else:
+            verb, value = st
+            if verb == "merge":
+                value.update(frozen)
+            elif verb == "delete":
+                self._staged[key] = ("set", FrozenDict(frozen))
+            elif verb == "set" and isinstance(value, dict):
+                self._staged[key] = ("set", FrozenDict({**value, **frozen}))
+            else:
+                raise TypeError(f"cannot merge into state key '{key[:100]}': it holds a non-dict value")
+        self._notify(key, "merge", frozen)
+
+    # -- control -----------------------------------------------------------------------------------------
+    def emit(self, name: str, payload: Any = None) -> None:
+        """Record a named event on this stage's commit and hand it to recorders."""
+        if not isinstance(name, str) or not name:
+            raise TypeError("emit name must be a non-empty str")
+        event = {"name": name[:200], "payload": freeze(payload)}
+        self._emits.append(event)
+        frame = self._frame
+        if frame is not None and frame.run.dispatch.on_emit:
+            frame.run.dispatch.emit(frame, event["name"], event["payload"])
+
+    def break_(self, reason: str = "break") -> None:
+        """Stop the flow after this stage commits (the first reason wins)."""
+        if self._break is None:
+            self._break = str(reason)[:500]
+
+    @property
+    def runtime_stage_id(self) -> str | None:
+        return self._frame.runtime_stage_id if self._frame is not None else None
+
+    @property
+    def run_id(self) -> str | None:
+        return self._frame.run.run_id if self._frame is not None else None
+
+    # -- engine internals --------------------------------------------------------------------------------
+    def _is_redacted(self, key: str) -> bool:
+        frame = self._frame
+        return frame is not None and frame.run.redactor.key_redacted(key)
+
+    @contextmanager
+    def _capture_reads(self, into: list[str]) -> Iterator[None]:
+        previous = self._capture
+        self._capture = into
+        try:
+            yield
+        finally:
+            self._capture = previous
+
+    def _net_writes(self) -> list[Write]:
+        """Staged operations reduced to net changes against committed state (no-ops drop out)."""
+        state = self._ns.state
+        out: list[Write] = []
+        for key, (verb, value) in self._staged.items():
+            base = state.get(key, MISSING)
+            if verb == "set":
+                if base is not MISSING and deep_equal(base, value):
+                    continue
+                if isinstance(base, list) and isinstance(value, list):
+                    tail = list_tail_if_extended(base, value)
+                    if tail is not None:
+                        out.append(Write.model_construct(path=key, verb="append", value=FrozenList(tail)))
+                        continue
+                out.append(Write.model_construct(path=key, verb="set", value=value))
+            elif verb == "append":
+                if value:
+                    out.append(Write.model_construct(path=key, verb="append", value=FrozenList(value)))
+            elif verb == "merge":
+                base_d = base if isinstance(base, dict) else {}
+                changed = {f: v for f, v in value.items() if f not in base_d or not deep_equal(base_d[f], v)}
+                if changed or base is MISSING:
+                    out.append(Write.model_construct(path=key, verb="merge", value=FrozenDict(changed)))
+            elif base is not MISSING:
+                out.append(Write.model_construct(path=key, verb="delete", value=None))
+        return out

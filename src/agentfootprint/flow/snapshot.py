@@ -1,0 +1,82 @@
+"""The run as data: final state, the commit log, the execution tree; ``state_at(idx)`` replays the log."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentfootprint.flow._frozen import thaw
+from agentfootprint.flow._namespace import Namespace
+from agentfootprint.flow.commit import Commit
+
+
+class TreeNode(BaseModel):
+    """One executed step; subflow and parallel-branch steps nest under the step that started them."""
+
+    runtime_stage_id: str
+    stage_id: str
+    stage_name: str
+    kind: str
+    idx: int
+    failed: bool = False
+    children: list[TreeNode] = Field(default_factory=list)
+
+
+class FlowSnapshot(BaseModel):
+    """A run's record. The served snapshot (``result.snapshot``) is redacted when a policy is set."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    chart_id: str
+    chart_name: str
+    state: dict[str, Any]
+    initial_state: dict[str, Any] = Field(default_factory=dict)
+    subflow_states: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    commit_log: list[Commit]
+    redacted: bool = False
+
+    def state_at(self, idx: int, namespace: str = "") -> dict[str, Any]:
+        """State of ``namespace`` right after commit ``idx`` (failed/paused commits change nothing)."""
+        ns = Namespace(namespace, self.initial_state if namespace == "" else None)
+        for c in self.commit_log:
+            if c.idx > idx:
+                break
+            if c.kind == "subflow-enter" and c.namespace == namespace and namespace:
+                ns = Namespace(namespace)
+            if c.namespace == namespace and c.applied:
+                ns.apply(c.idx, c.writes)
+        return thaw(ns.state)  # type: ignore[no-any-return]
+
+    def replay(self) -> dict[str, Any]:
+        """Final root state recomputed from the initial state and the log alone."""
+        return self.state_at(len(self.commit_log) - 1) if self.commit_log else thaw(self.initial_state)
+
+    def commit(self, runtime_stage_id: str) -> Commit | None:
+        """The commit recorded for a runtime stage id, or None."""
+        for c in reversed(self.commit_log):
+            if c.runtime_stage_id == runtime_stage_id:
+                return c
+        return None
+
+    @property
+    def execution_tree(self) -> list[TreeNode]:
+        """Executed steps in order; inner steps nest under their subflow mount or fork."""
+        nodes: dict[str, TreeNode] = {}
+        roots: list[TreeNode] = []
+        for c in self.commit_log:
+            if c.kind == "subflow-exit" or (c.kind == "join" and c.runtime_stage_id in nodes):
+                continue
+            node = TreeNode(
+                runtime_stage_id=c.runtime_stage_id,
+                stage_id=c.stage_id,
+                stage_name=c.stage_name,
+                kind=c.kind,
+                idx=c.idx,
+                failed=c.failed,
+            )
+            nodes.setdefault(c.runtime_stage_id, node)
+            parent = nodes.get(c.parent_runtime_stage_id or "")
+            (parent.children if parent is not None else roots).append(node)
+        return roots
