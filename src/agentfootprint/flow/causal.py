@@ -75,10 +75,16 @@ class CausalSlice(BaseModel):
                 lines.append(f"{pad}  (initial state) ← via {', '.join(n.initial_keys)}")
             if n.incomplete_sources:
                 lines.append(f"{pad}  ⚠ read untracked {', '.join(n.incomplete_sources)}: slice may be incomplete")
-            for e in reversed(n.edges):
+            grouped: dict[int, list[str]] = {}
+            for e in n.edges:
                 if e.parent_idx in by_idx:
-                    label = f" ← via {e.key}" if e.kind == "data" else " ← chose this branch"
-                    stack.append((e.parent_idx, depth + 1, label))
+                    grouped.setdefault(e.parent_idx, []).append(e.key if e.kind == "data" and e.key else "")
+            for parent_idx, keys in reversed(list(grouped.items())):
+                via = [k for k in keys if k]
+                label = f" ← via {', '.join(via)}" if via else ""
+                if len(via) < len(keys):
+                    label += (" and " if via else " ← ") + "chose this branch"
+                stack.append((parent_idx, depth + 1, label))
         if self.truncated:
             lines.append("⚠ slice truncated (depth or node limit)")
         return "\n".join(lines)

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 
 class NarrativeEntry(BaseModel):
-    """One line of the story; ``type`` is stage, step, condition, selected, fork, join, subflow, break, pause, error, emit."""
+    """One line of the story; ``type`` names what happened (stage, step, condition, fork, subflow, error...)."""
 
     type: str
     text: str

@@ -1,0 +1,17 @@
+"""Run every benchmark in this folder and write JSON results to bench/results/."""
+
+from __future__ import annotations
+
+import runpy
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).parent
+ORDER = ["engine.py", "agent.py"]
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(HERE))
+    wanted = sys.argv[1:] or [n for n in ORDER if (HERE / n).exists()]
+    for name in wanted:
+        print(f"== {name}", flush=True)
+        runpy.run_path(str(HERE / name), run_name="__main__")

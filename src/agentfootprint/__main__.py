@@ -1,0 +1,3 @@
+from agentfootprint.cli import main
+
+main()

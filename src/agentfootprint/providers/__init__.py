@@ -1,0 +1,72 @@
+"""Model providers: the request/response models, a scripted mock, HTTP providers, retry and fallback."""
+
+from agentfootprint.providers._models import (
+    LLMRequest,
+    LLMResponse,
+    Message,
+    ProviderAttempt,
+    StreamChunk,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
+from agentfootprint.providers.anthropic_api import AnthropicProvider, anthropic
+from agentfootprint.providers.base import BaseProvider, Provider
+from agentfootprint.providers.errors import (
+    MockExhaustedError,
+    MockReplyError,
+    ModelNotFoundError,
+    ModelRequiredError,
+    ProviderAuthError,
+    ProviderConfigError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderRequestError,
+    ProviderResponseError,
+    ProviderServerError,
+    ProviderTimeoutError,
+    RateLimitError,
+)
+from agentfootprint.providers.fallback import FallbackProvider, with_fallback
+from agentfootprint.providers.mock_provider import MockProvider, mock
+from agentfootprint.providers.ollama_api import OllamaProvider, ollama
+from agentfootprint.providers.openai_compat import OpenAICompatibleProvider, openai_compatible
+from agentfootprint.providers.retry import RetryProvider, with_retry
+
+__all__ = [
+    "AnthropicProvider",
+    "BaseProvider",
+    "FallbackProvider",
+    "LLMRequest",
+    "LLMResponse",
+    "Message",
+    "MockExhaustedError",
+    "MockProvider",
+    "MockReplyError",
+    "ModelNotFoundError",
+    "ModelRequiredError",
+    "OllamaProvider",
+    "OpenAICompatibleProvider",
+    "Provider",
+    "ProviderAttempt",
+    "ProviderAuthError",
+    "ProviderConfigError",
+    "ProviderConnectionError",
+    "ProviderError",
+    "ProviderRequestError",
+    "ProviderResponseError",
+    "ProviderServerError",
+    "ProviderTimeoutError",
+    "RateLimitError",
+    "RetryProvider",
+    "StreamChunk",
+    "ToolCall",
+    "ToolSpec",
+    "Usage",
+    "anthropic",
+    "mock",
+    "ollama",
+    "openai_compatible",
+    "with_fallback",
+    "with_retry",
+]

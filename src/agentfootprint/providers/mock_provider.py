@@ -1,0 +1,232 @@
+"""Deterministic scripted provider for tests, examples and ablation reruns."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any, TypeAlias
+
+from agentfootprint.providers._models import LLMRequest, LLMResponse, StreamChunk, ToolCall, Usage
+from agentfootprint.providers.base import BaseProvider
+from agentfootprint.providers.errors import MockExhaustedError, MockReplyError, ProviderConfigError
+
+Reply: TypeAlias = str | dict[str, Any] | LLMResponse
+RespondFn: TypeAlias = Callable[[LLMRequest], Reply | Awaitable[Reply]]
+
+_REPLY_KEYS = ("content", "tool_calls", "usage", "finish_reason")
+_CALL_KEYS = ("id", "name", "args")
+_WORD_CHUNK = re.compile(r"\s*\S+|\s+$")
+
+
+def _words(text: str) -> int:
+    return len(text.split())
+
+
+def _type_name(value: object) -> str:
+    return "None" if value is None else type(value).__name__
+
+
+def _parse_tool_call(raw: object, where: str, index: int) -> ToolCall:
+    if not isinstance(raw, dict):
+        raise MockReplyError(f"{where}: field 'tool_calls[{index}]' must be an object, got {_type_name(raw)}")
+    for key in raw:
+        if key not in _CALL_KEYS:
+            raise MockReplyError(
+                f"{where}: unknown field 'tool_calls[{index}].{key}' (expected {', '.join(_CALL_KEYS)})"
+            )
+    name = raw.get("name")
+    if not isinstance(name, str) or not name:
+        raise MockReplyError(f"{where}: field 'tool_calls[{index}].name' must be a non-empty string")
+    call_id = raw.get("id", f"call_{index}")
+    if not isinstance(call_id, str):
+        raise MockReplyError(f"{where}: field 'tool_calls[{index}].id' must be a string")
+    args = raw.get("args", {})
+    if not isinstance(args, dict) or not all(isinstance(k, str) for k in args):
+        raise MockReplyError(f"{where}: field 'tool_calls[{index}].args' must be an object")
+    return ToolCall(id=call_id, name=name, args=dict(args))
+
+
+def _parse_usage(raw: object, where: str) -> Usage:
+    if isinstance(raw, Usage):
+        return raw.model_copy()
+    if not isinstance(raw, dict):
+        raise MockReplyError(f"{where}: field 'usage' must be an object")
+    values: dict[str, int] = {}
+    for key, value in raw.items():
+        if key not in ("input_tokens", "output_tokens"):
+            raise MockReplyError(f"{where}: unknown field 'usage.{key}' (expected input_tokens, output_tokens)")
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise MockReplyError(f"{where}: field 'usage.{key}' must be a non-negative integer")
+        values[key] = value
+    return Usage(**values)
+
+
+def _parse_dict(raw: dict[Any, Any], where: str) -> LLMResponse:
+    for key in raw:
+        if key not in _REPLY_KEYS:
+            raise MockReplyError(f"{where}: unknown field '{key}' (expected {', '.join(_REPLY_KEYS)})")
+    if "content" not in raw and "tool_calls" not in raw:
+        raise MockReplyError(f"{where}: a reply dict needs 'content' and/or 'tool_calls'")
+    content = raw.get("content", "")
+    if not isinstance(content, str):
+        raise MockReplyError(f"{where}: field 'content' must be a string, got {_type_name(content)}")
+    raw_calls = raw.get("tool_calls", [])
+    if not isinstance(raw_calls, list):
+        raise MockReplyError(f"{where}: field 'tool_calls' must be a list, got {_type_name(raw_calls)}")
+    calls = [_parse_tool_call(item, where, i) for i, item in enumerate(raw_calls)]
+    fields: dict[str, Any] = {"content": content, "tool_calls": calls}
+    if "usage" in raw:
+        fields["usage"] = _parse_usage(raw["usage"], where)
+    if "finish_reason" in raw:
+        reason = raw["finish_reason"]
+        if reason is not None and not isinstance(reason, str):
+            raise MockReplyError(f"{where}: field 'finish_reason' must be a string")
+        fields["finish_reason"] = reason
+    return LLMResponse(**fields)
+
+
+def coerce_reply(value: object, where: str) -> LLMResponse:
+    """A scripted ``str | dict | LLMResponse`` as a fresh ``LLMResponse``; ``MockReplyError`` if bad."""
+    if isinstance(value, str):
+        return LLMResponse(content=value)
+    if isinstance(value, LLMResponse):
+        return value.model_copy(deep=True)
+    if isinstance(value, dict):
+        return _parse_dict(value, where)
+    raise MockReplyError(f"{where}: expected a str, dict or LLMResponse, got {_type_name(value)}")
+
+
+def estimate_usage(request: LLMRequest, response: LLMResponse) -> Usage:
+    """Deterministic token estimate: whitespace words in, whitespace words (and tool calls) out."""
+    words_in = _words(request.system_prompt)
+    for message in request.messages:
+        words_in += _words(message.content)
+        for call in message.tool_calls:
+            words_in += 1 + _words(json.dumps(call.args, sort_keys=True, default=str))
+    words_out = _words(response.content)
+    for call in response.tool_calls:
+        words_out += 1 + _words(json.dumps(call.args, sort_keys=True, default=str))
+    return Usage(input_tokens=words_in, output_tokens=words_out)
+
+
+def split_words(text: str) -> list[str]:
+    """Split text into word chunks (leading whitespace kept) whose concatenation is the text."""
+    return _WORD_CHUNK.findall(text)
+
+
+class MockProvider(BaseProvider):
+    """Answers from a fixed reply, a script of replies, or a ``respond`` function; records every request."""
+
+    def __init__(
+        self,
+        *,
+        reply: str | None = None,
+        replies: Sequence[Reply] | None = None,
+        respond: RespondFn | None = None,
+        name: str = "mock",
+        usage: Usage | dict[str, int] | None = None,
+    ) -> None:
+        options = (("reply", reply), ("replies", replies), ("respond", respond))
+        given = [label for label, value in options if value is not None]
+        if len(given) != 1:
+            detail = "none was given" if not given else f"got {', '.join(given)}"
+            raise ProviderConfigError(f"mock() needs exactly one of reply=, replies= or respond= ({detail})")
+        if reply is not None and not isinstance(reply, str):
+            raise ProviderConfigError(f"mock(reply=...) must be a str, got {_type_name(reply)}")
+        if respond is not None and not callable(respond):
+            raise ProviderConfigError("mock(respond=...) must be callable")
+        if replies is not None and (isinstance(replies, str | bytes | dict) or not isinstance(replies, Sequence)):
+            raise ProviderConfigError("mock(replies=...) must be a list of str, dict or LLMResponse")
+        self.name = name
+        self._reply = reply
+        self._replies = (
+            [coerce_reply(item, f"mock replies[{i}]") for i, item in enumerate(replies)]
+            if replies is not None
+            else None
+        )
+        self._respond = respond
+        self._usage = _parse_usage(usage, "mock(usage=...)") if usage is not None else None
+        self._lock = threading.Lock()
+        self._calls = 0
+        self.requests: list[LLMRequest] = []
+
+    @property
+    def calls(self) -> int:
+        """How many times the provider was called (``complete`` or ``stream``)."""
+        return self._calls
+
+    def reset(self) -> None:
+        """Rewind the script and forget recorded requests."""
+        with self._lock:
+            self._calls = 0
+            self.requests.clear()
+
+    def __repr__(self) -> str:
+        return f"MockProvider(name={self.name!r}, calls={self._calls})"
+
+    def _record(self, request: LLMRequest) -> int:
+        copy = request.model_copy(deep=True)
+        with self._lock:
+            self._calls += 1
+            self.requests.append(copy)
+            return self._calls
+
+    async def _answer(self, request: LLMRequest, call_number: int) -> LLMResponse:
+        if self._reply is not None:
+            response = LLMResponse(content=self._reply)
+        elif self._replies is not None:
+            if call_number > len(self._replies):
+                count = len(self._replies)
+                scripted = "1 reply was" if count == 1 else f"{count} replies were"
+                label = "mock provider" if self.name == "mock" else f"mock provider {self.name!r}"
+                raise MockExhaustedError(
+                    f"{label}: {scripted} scripted and call {call_number} asked for another "
+                    "(add replies, or use respond= to answer any number of calls)",
+                    provider=self.name,
+                )
+            response = self._replies[call_number - 1].model_copy(deep=True)
+        else:
+            assert self._respond is not None
+            result = self._respond(request)
+            if inspect.isawaitable(result):
+                result = await result
+            response = coerce_reply(result, f"mock respond() result for call {call_number}")
+        return self._finish(request, response)
+
+    def _finish(self, request: LLMRequest, response: LLMResponse) -> LLMResponse:
+        update: dict[str, Any] = {}
+        if "usage" not in response.model_fields_set:
+            update["usage"] = self._usage.model_copy() if self._usage else estimate_usage(request, response)
+        if response.model is None:
+            update["model"] = request.model or self.name
+        if response.finish_reason is None:
+            update["finish_reason"] = "tool_calls" if response.tool_calls else "stop"
+        return response.model_copy(update=update) if update else response
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        """Return the next scripted answer."""
+        return await self._answer(request, self._record(request))
+
+    async def stream(self, request: LLMRequest) -> AsyncIterator[StreamChunk]:
+        """Yield the next scripted answer word by word, then its tool calls, then ``done``."""
+        response = await self._answer(request, self._record(request))
+        for piece in split_words(response.content):
+            yield StreamChunk(kind="text", text=piece)
+        for call in response.tool_calls:
+            yield StreamChunk(kind="tool_call", tool_call=call)
+        yield StreamChunk(kind="done", response=response)
+
+
+def mock(
+    reply: str | None = None,
+    *,
+    replies: Sequence[Reply] | None = None,
+    respond: RespondFn | None = None,
+    name: str = "mock",
+    usage: Usage | dict[str, int] | None = None,
+) -> MockProvider:
+    """A scripted provider: ``reply`` (always), ``replies`` (in order) or ``respond(request)`` (computed)."""
+    return MockProvider(reply=reply, replies=replies, respond=respond, name=name, usage=usage)

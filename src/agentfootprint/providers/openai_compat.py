@@ -1,0 +1,314 @@
+"""Chat Completions over HTTP: OpenAI, vLLM, llama.cpp server, Ollama's /v1, Groq and alike."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncIterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from agentfootprint.providers._http import HTTPProvider
+from agentfootprint.providers._models import (
+    LLMRequest,
+    LLMResponse,
+    Message,
+    StreamChunk,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
+from agentfootprint.providers._wire import (
+    WireFormatError,
+    as_dict,
+    as_list,
+    iter_sse,
+    opt_int,
+    opt_str,
+    parse_arguments,
+    parse_json,
+    req_str,
+)
+from agentfootprint.providers.errors import ProviderResponseError, ProviderServerError
+
+if TYPE_CHECKING:
+    import httpx2
+
+
+def to_wire_messages(system_prompt: str, messages: list[Message]) -> list[dict[str, Any]]:
+    """Our conversation as Chat Completions ``messages``; the system prompt leads as a system message."""
+    wire: list[dict[str, Any]] = []
+    if system_prompt:
+        wire.append({"role": "system", "content": system_prompt})
+    for message in messages:
+        if message.role == "tool":
+            item: dict[str, Any] = {
+                "role": "tool",
+                "tool_call_id": message.tool_call_id or "",
+                "content": message.content,
+            }
+            if message.tool_name:
+                item["name"] = message.tool_name
+            wire.append(item)
+        elif message.role == "assistant" and message.tool_calls:
+            wire.append(
+                {
+                    "role": "assistant",
+                    "content": message.content,
+                    "tool_calls": [
+                        {
+                            "id": call.id,
+                            "type": "function",
+                            "function": {"name": call.name, "arguments": json.dumps(call.args)},
+                        }
+                        for call in message.tool_calls
+                    ],
+                }
+            )
+        else:
+            wire.append({"role": message.role, "content": message.content})
+    return wire
+
+
+def tools_to_wire(tools: list[ToolSpec]) -> list[dict[str, Any]]:
+    """Tool specs in the ``{type: function, function: {...}}`` shape."""
+    return [
+        {
+            "type": "function",
+            "function": {"name": t.name, "description": t.description, "parameters": t.input_schema},
+        }
+        for t in tools
+    ]
+
+
+def build_body(request: LLMRequest, model: str, *, stream: bool) -> dict[str, Any]:
+    """The Chat Completions request body."""
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": to_wire_messages(request.system_prompt, request.messages),
+    }
+    if request.tools:
+        body["tools"] = tools_to_wire(request.tools)
+    for key in ("seed", "temperature", "max_tokens", "response_format"):
+        value = getattr(request, key)
+        if value is not None:
+            body[key] = value
+    if stream:
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}
+    return body
+
+
+def _usage(raw: object, where: str) -> Usage:
+    data = as_dict(raw, where)
+    return Usage(
+        input_tokens=opt_int(data, "prompt_tokens", where),
+        output_tokens=opt_int(data, "completion_tokens", where),
+    )
+
+
+def _tool_call(raw: object, index: int) -> ToolCall:
+    where = f"choices[0].message.tool_calls[{index}]"
+    call = as_dict(raw, where)
+    function = as_dict(call.get("function"), f"{where}.function")
+    args, error = parse_arguments(function.get("arguments"))
+    call_id = opt_str(call, "id", where) or f"call_{index}"
+    return ToolCall(id=call_id, name=req_str(function, "name", f"{where}.function"), args=args, args_error=error)
+
+
+def parse_response(data: object) -> LLMResponse:
+    """A Chat Completions JSON body as an ``LLMResponse`` (raises ``WireFormatError`` on a wrong shape)."""
+    body = as_dict(data, "body")
+    choices = as_list(body.get("choices"), "choices")
+    if not choices:
+        raise WireFormatError("'choices' is missing or empty")
+    choice = as_dict(choices[0], "choices[0]")
+    message = as_dict(choice.get("message"), "choices[0].message")
+    calls = [
+        _tool_call(c, i) for i, c in enumerate(as_list(message.get("tool_calls"), "choices[0].message.tool_calls"))
+    ]
+    usage = _usage(body["usage"], "usage") if body.get("usage") is not None else Usage()
+    return LLMResponse(
+        content=opt_str(message, "content", "choices[0].message") or "",
+        tool_calls=calls,
+        usage=usage,
+        model=opt_str(body, "model", "body"),
+        finish_reason=opt_str(choice, "finish_reason", "choices[0]"),
+    )
+
+
+class _StreamState:
+    """Accumulates Chat Completions stream deltas into one response."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.calls: dict[int, dict[str, Any]] = {}
+        self.usage = Usage()
+        self.model: str | None = None
+        self.finish_reason: str | None = None
+
+    def feed(self, data: object) -> list[str]:
+        """Absorb one chunk; return its text deltas."""
+        chunk = as_dict(data, "chunk")
+        self.model = opt_str(chunk, "model", "chunk") or self.model
+        if chunk.get("usage") is not None:
+            self.usage = _usage(chunk["usage"], "chunk.usage")
+        x_groq = chunk.get("x_groq")
+        if isinstance(x_groq, dict) and isinstance(x_groq.get("usage"), dict):
+            self.usage = _usage(x_groq["usage"], "chunk.x_groq.usage")
+        texts: list[str] = []
+        for i, raw_choice in enumerate(as_list(chunk.get("choices"), "chunk.choices")):
+            choice = as_dict(raw_choice, f"chunk.choices[{i}]")
+            self.finish_reason = opt_str(choice, "finish_reason", "chunk.choices[]") or self.finish_reason
+            delta = as_dict(choice.get("delta") or {}, "chunk.choices[].delta")
+            text = opt_str(delta, "content", "chunk.choices[].delta")
+            if text:
+                texts.append(text)
+                self.text.append(text)
+            for j, raw_call in enumerate(as_list(delta.get("tool_calls"), "chunk.choices[].delta.tool_calls")):
+                self._feed_call(as_dict(raw_call, f"chunk.choices[].delta.tool_calls[{j}]"), j)
+        return texts
+
+    def _feed_call(self, call: dict[str, Any], position: int) -> None:
+        index = call.get("index", position)
+        if not isinstance(index, int) or isinstance(index, bool):
+            raise WireFormatError("'chunk.choices[].delta.tool_calls[].index' should be an integer")
+        slot = self.calls.setdefault(index, {"id": None, "name": "", "arguments": []})
+        call_id = opt_str(call, "id", "tool_call delta")
+        if call_id:
+            slot["id"] = call_id
+        function = as_dict(call.get("function") or {}, "tool_call delta.function")
+        name = opt_str(function, "name", "tool_call delta.function")
+        if name:
+            slot["name"] += name
+        arguments = function.get("arguments")
+        if isinstance(arguments, str):
+            slot["arguments"].append(arguments)
+        elif isinstance(arguments, dict):
+            slot["arguments"] = [json.dumps(arguments)]
+
+    def tool_calls(self) -> list[ToolCall]:
+        """The assembled tool calls, in index order."""
+        calls: list[ToolCall] = []
+        for position, index in enumerate(sorted(self.calls)):
+            slot = self.calls[index]
+            if not slot["name"]:
+                raise WireFormatError(f"streamed tool call {index} never received a function name")
+            args, error = parse_arguments("".join(slot["arguments"]))
+            calls.append(ToolCall(id=slot["id"] or f"call_{position}", name=slot["name"], args=args, args_error=error))
+        return calls
+
+
+class OpenAICompatibleProvider(HTTPProvider):
+    """A Chat Completions endpoint (``POST {base_url}/chat/completions``)."""
+
+    factory = "openai_compatible"
+    key_hint = "api_key= (or the OPENAI_API_KEY environment variable)"
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None = None,
+        model: str | None = None,
+        *,
+        timeout: float = 60.0,
+        transport: httpx2.AsyncBaseTransport | None = None,
+        headers: Mapping[str, str] | None = None,
+        name: str = "openai_compatible",
+    ) -> None:
+        key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+        self._api_key = key or None
+        super().__init__(
+            name=name,
+            base_url=base_url,
+            model=model,
+            timeout=timeout,
+            transport=transport,
+            headers=headers,
+            secret=key,
+        )
+
+    def request_headers(self) -> dict[str, str]:
+        """JSON headers plus ``Authorization: Bearer`` when a key is configured."""
+        headers = super().request_headers()
+        if self._api_key:
+            headers["authorization"] = f"Bearer {self._api_key}"
+        return headers
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        """One non-streaming Chat Completions call."""
+        model = self.resolve_model(request)
+        data = await self.post_json("/chat/completions", build_body(request, model, stream=False), model)
+        try:
+            return parse_response(data)
+        except WireFormatError as exc:
+            raise self.bad_response(exc) from None
+
+    async def stream(self, request: LLMRequest) -> AsyncIterator[StreamChunk]:
+        """Stream over SSE; tool calls are yielded once complete, then ``done`` with the full response."""
+        model = self.resolve_model(request)
+        state = _StreamState()
+        finished = False
+        lines = self.stream_lines("/chat/completions", build_body(request, model, stream=True), model)
+        events = iter_sse(lines)
+        try:
+            async for _event, data in events:
+                if data.strip() == "[DONE]":
+                    finished = True
+                    break
+                try:
+                    payload = parse_json(data, "a stream event")
+                    if isinstance(payload, dict) and payload.get("error") is not None:
+                        raise ProviderServerError(
+                            f"{self.name} at {self.base_url} reported an error mid-stream: "
+                            f"{self.safe(_error_text(payload['error']))}",
+                            provider=self.name,
+                        )
+                    texts = state.feed(payload)
+                except WireFormatError as exc:
+                    raise self.bad_response(exc) from None
+                for text in texts:
+                    yield StreamChunk(kind="text", text=text)
+        finally:
+            await events.aclose()
+            await lines.aclose()
+        if not finished and state.finish_reason is None:
+            raise ProviderResponseError(
+                f"{self.name} at {self.base_url}: the stream ended before the response was complete",
+                provider=self.name,
+            )
+        try:
+            calls = state.tool_calls()
+        except WireFormatError as exc:
+            raise self.bad_response(exc) from None
+        for call in calls:
+            yield StreamChunk(kind="tool_call", tool_call=call)
+        response = LLMResponse(
+            content="".join(state.text),
+            tool_calls=calls,
+            usage=state.usage,
+            model=state.model,
+            finish_reason=state.finish_reason,
+        )
+        yield StreamChunk(kind="done", response=response)
+
+
+def _error_text(error: object) -> str:
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        return str(error["message"])
+    return error if isinstance(error, str) else "unknown error"
+
+
+def openai_compatible(
+    base_url: str,
+    api_key: str | None = None,
+    model: str | None = None,
+    *,
+    timeout: float = 60.0,
+    transport: httpx2.AsyncBaseTransport | None = None,
+    headers: Mapping[str, str] | None = None,
+    name: str = "openai_compatible",
+) -> OpenAICompatibleProvider:
+    """A provider for any Chat Completions server; ``base_url`` includes the version path (``.../v1``)."""
+    return OpenAICompatibleProvider(
+        base_url, api_key, model, timeout=timeout, transport=transport, headers=headers, name=name
+    )

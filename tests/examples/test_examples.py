@@ -1,0 +1,30 @@
+"""Every example runs offline and prints what it promises."""
+
+from __future__ import annotations
+
+import runpy
+import subprocess
+import sys
+from pathlib import Path
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+
+
+def test_loan_decision_example_prints_narrative_and_slice() -> None:
+    out = subprocess.run(
+        [sys.executable, str(EXAMPLES / "loan_decision.py")], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    assert '[Condition]: It evaluated Rule 0 "High risk"' in out
+    assert "Reject (reject#2)" in out
+
+
+def test_examples_import_cleanly() -> None:
+    for path in EXAMPLES.glob("*.py"):
+        runpy.run_path(str(path), run_name="not_main")
+
+
+def test_cli_demo_runs() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "agentfootprint", "demo"], capture_output=True, text=True, check=True, timeout=120
+    ).stdout
+    assert "Narrative" in out and "causal slice" in out
