@@ -1,0 +1,47 @@
+"""The event envelope: ``AgentEvent(type, payload, meta)``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["AgentEvent", "EventMeta"]
+
+
+class EventMeta(BaseModel):
+    """Where and when an event happened: run, stage, iteration, wall-clock time, dispatcher sequence."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str | None = None
+    runtime_stage_id: str | None = None
+    iteration: int | None = None
+    timestamp: float = 0.0
+    seq: int = 0
+
+
+class AgentEvent(BaseModel):
+    """One typed event: ``type`` is ``agentfootprint.<domain>.<name>``; ``payload`` is already redacted."""
+
+    model_config = ConfigDict(frozen=True)
+
+    type: str
+    payload: dict[str, Any] = Field(default_factory=dict)
+    meta: EventMeta = Field(default_factory=EventMeta)
+
+    @property
+    def domain(self) -> str:
+        """``stream`` for ``agentfootprint.stream.llm_start``."""
+        parts = self.type.split(".")
+        return parts[1] if len(parts) >= 3 else ""
+
+    @property
+    def name(self) -> str:
+        """``llm_start`` for ``agentfootprint.stream.llm_start``."""
+        return self.type.rsplit(".", 1)[-1]
+
+    @property
+    def short_type(self) -> str:
+        """``stream.llm_start`` for ``agentfootprint.stream.llm_start``."""
+        return self.type.removeprefix("agentfootprint.")

@@ -1,0 +1,123 @@
+"""The registry of known event types: every name is ``agentfootprint.<domain>.<name>``."""
+
+from __future__ import annotations
+
+__all__ = [
+    "AGENT_ITERATION_END",
+    "AGENT_ITERATION_START",
+    "AGENT_ROUTE_DECIDED",
+    "AGENT_TURN_END",
+    "AGENT_TURN_START",
+    "CHECKIN_DECISION",
+    "CHECKIN_REQUEST",
+    "COMPOSITION_ENTER",
+    "COMPOSITION_EXIT",
+    "CONTEXT_EVALUATED",
+    "CONTEXT_INJECTED",
+    "CONTEXT_SLOT_COMPOSED",
+    "COST_BUDGET_WARNING",
+    "COST_USAGE",
+    "ERROR_PROVIDER",
+    "ERROR_RUN",
+    "ERROR_TOOL",
+    "EVENT_PREFIX",
+    "KNOWN_DOMAINS",
+    "KNOWN_EVENT_TYPES",
+    "PAUSE_REQUESTED",
+    "PAUSE_RESUMED",
+    "PERMISSION_CHECK",
+    "PERMISSION_HALT",
+    "SKILL_ACTIVATED",
+    "STREAM_LLM_END",
+    "STREAM_LLM_START",
+    "STREAM_TOKEN",
+    "STREAM_TOOL_END",
+    "STREAM_TOOL_START",
+    "VALIDATION_ARGS_INVALID",
+    "domain_of",
+    "full_event_type",
+    "is_known_event_type",
+]
+
+EVENT_PREFIX = "agentfootprint."
+
+AGENT_TURN_START = "agentfootprint.agent.turn_start"
+AGENT_TURN_END = "agentfootprint.agent.turn_end"
+AGENT_ITERATION_START = "agentfootprint.agent.iteration_start"
+AGENT_ITERATION_END = "agentfootprint.agent.iteration_end"
+AGENT_ROUTE_DECIDED = "agentfootprint.agent.route_decided"
+STREAM_LLM_START = "agentfootprint.stream.llm_start"
+STREAM_LLM_END = "agentfootprint.stream.llm_end"
+STREAM_TOKEN = "agentfootprint.stream.token"
+STREAM_TOOL_START = "agentfootprint.stream.tool_start"
+STREAM_TOOL_END = "agentfootprint.stream.tool_end"
+CONTEXT_EVALUATED = "agentfootprint.context.evaluated"
+CONTEXT_INJECTED = "agentfootprint.context.injected"
+CONTEXT_SLOT_COMPOSED = "agentfootprint.context.slot_composed"
+PAUSE_REQUESTED = "agentfootprint.pause.requested"
+PAUSE_RESUMED = "agentfootprint.pause.resumed"
+ERROR_TOOL = "agentfootprint.error.tool"
+ERROR_PROVIDER = "agentfootprint.error.provider"
+ERROR_RUN = "agentfootprint.error.run"
+COST_USAGE = "agentfootprint.cost.usage"
+COST_BUDGET_WARNING = "agentfootprint.cost.budget_warning"
+VALIDATION_ARGS_INVALID = "agentfootprint.validation.args_invalid"
+PERMISSION_CHECK = "agentfootprint.permission.check"
+PERMISSION_HALT = "agentfootprint.permission.halt"
+CHECKIN_REQUEST = "agentfootprint.checkin.request"
+CHECKIN_DECISION = "agentfootprint.checkin.decision"
+SKILL_ACTIVATED = "agentfootprint.skill.activated"
+COMPOSITION_ENTER = "agentfootprint.composition.enter"
+COMPOSITION_EXIT = "agentfootprint.composition.exit"
+
+KNOWN_EVENT_TYPES: frozenset[str] = frozenset(
+    {
+        AGENT_TURN_START,
+        AGENT_TURN_END,
+        AGENT_ITERATION_START,
+        AGENT_ITERATION_END,
+        AGENT_ROUTE_DECIDED,
+        STREAM_LLM_START,
+        STREAM_LLM_END,
+        STREAM_TOKEN,
+        STREAM_TOOL_START,
+        STREAM_TOOL_END,
+        CONTEXT_EVALUATED,
+        CONTEXT_INJECTED,
+        CONTEXT_SLOT_COMPOSED,
+        PAUSE_REQUESTED,
+        PAUSE_RESUMED,
+        ERROR_TOOL,
+        ERROR_PROVIDER,
+        ERROR_RUN,
+        COST_USAGE,
+        COST_BUDGET_WARNING,
+        VALIDATION_ARGS_INVALID,
+        PERMISSION_CHECK,
+        PERMISSION_HALT,
+        CHECKIN_REQUEST,
+        CHECKIN_DECISION,
+        SKILL_ACTIVATED,
+        COMPOSITION_ENTER,
+        COMPOSITION_EXIT,
+    }
+)
+
+
+def domain_of(event_type: str) -> str:
+    """The ``<domain>`` of ``agentfootprint.<domain>.<name>`` (``""`` when the shape is wrong)."""
+    parts = event_type.split(".")
+    return parts[1] if len(parts) == 3 and parts[0] == "agentfootprint" else ""
+
+
+KNOWN_DOMAINS: frozenset[str] = frozenset(domain_of(t) for t in KNOWN_EVENT_TYPES)
+
+
+def full_event_type(event_type: str) -> str:
+    """``"stream.llm_start"`` → ``"agentfootprint.stream.llm_start"``; a full name is returned unchanged."""
+    return event_type if event_type.startswith(EVENT_PREFIX) else EVENT_PREFIX + event_type
+
+
+def is_known_event_type(event_type: object) -> bool:
+    """Whether ``event_type`` (full or short form) is in the registry."""
+    return isinstance(event_type, str) and full_event_type(event_type) in KNOWN_EVENT_TYPES

@@ -1,0 +1,83 @@
+"""Tools: ``define_tool``, ``@tool``, argument validation, permission, check-in and execution."""
+
+from agentfootprint.tools.context import ToolContext
+from agentfootprint.tools.errors import (
+    ERR_CHECK_IN_DECLINED,
+    ERR_INVALID_TOOL_ARGS,
+    ERR_PERMISSION_DENIED,
+    ERR_PERMISSION_HALT,
+    ERR_TOOL_RAISED,
+    ERR_TOOL_RESULT_UNSERIALISABLE,
+    ERR_UNKNOWN_TOOL,
+    DuplicateToolError,
+    InvalidToolDefinitionError,
+    PauseOutsideAgentError,
+    ToolArgumentsError,
+    ToolError,
+)
+from agentfootprint.tools.execute import (
+    DEFAULT_MAX_RESULT_CHARS,
+    PermissionDecision,
+    ToolOutcome,
+    execute_tool,
+    serialise_result,
+)
+from agentfootprint.tools.registry import ToolRegistry
+from agentfootprint.tools.tool import (
+    TOOL_NAME_PATTERN,
+    CheckIn,
+    PermissionChecker,
+    Tool,
+    ToolExecute,
+    ask_human,
+    define_tool,
+    tool,
+)
+from agentfootprint.tools.validation import (
+    MAX_ARG_DEPTH,
+    MAX_ARG_NODES,
+    ArgIssue,
+    describe_schema,
+    format_issues,
+    json_type_name,
+    validate_json,
+    validate_tool_args,
+)
+
+__all__ = [
+    "DEFAULT_MAX_RESULT_CHARS",
+    "ERR_CHECK_IN_DECLINED",
+    "ERR_INVALID_TOOL_ARGS",
+    "ERR_PERMISSION_DENIED",
+    "ERR_PERMISSION_HALT",
+    "ERR_TOOL_RAISED",
+    "ERR_TOOL_RESULT_UNSERIALISABLE",
+    "ERR_UNKNOWN_TOOL",
+    "MAX_ARG_DEPTH",
+    "MAX_ARG_NODES",
+    "TOOL_NAME_PATTERN",
+    "ArgIssue",
+    "CheckIn",
+    "DuplicateToolError",
+    "InvalidToolDefinitionError",
+    "PauseOutsideAgentError",
+    "PermissionChecker",
+    "PermissionDecision",
+    "Tool",
+    "ToolArgumentsError",
+    "ToolContext",
+    "ToolError",
+    "ToolExecute",
+    "ToolOutcome",
+    "ToolRegistry",
+    "ask_human",
+    "define_tool",
+    "describe_schema",
+    "execute_tool",
+    "format_issues",
+    "json_type_name",
+    "serialise_result",
+    "tool",
+    "validate_json",
+    "validate_tool_args",
+]

@@ -1,0 +1,71 @@
+"""Typed errors of tool definition and execution; each has a stable ``code``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agentfootprint.errors import AgentFootprintError
+
+if TYPE_CHECKING:
+    from agentfootprint.tools.validation import ArgIssue
+
+__all__ = [
+    "ERR_CHECK_IN_DECLINED",
+    "ERR_INVALID_TOOL_ARGS",
+    "ERR_PERMISSION_DENIED",
+    "ERR_PERMISSION_HALT",
+    "ERR_TOOL_RAISED",
+    "ERR_TOOL_RESULT_UNSERIALISABLE",
+    "ERR_UNKNOWN_TOOL",
+    "DuplicateToolError",
+    "InvalidToolDefinitionError",
+    "PauseOutsideAgentError",
+    "ToolArgumentsError",
+    "ToolError",
+]
+
+ERR_UNKNOWN_TOOL = "ERR_UNKNOWN_TOOL"
+ERR_INVALID_TOOL_ARGS = "ERR_INVALID_TOOL_ARGS"
+ERR_TOOL_RAISED = "ERR_TOOL_RAISED"
+ERR_TOOL_RESULT_UNSERIALISABLE = "ERR_TOOL_RESULT_UNSERIALISABLE"
+ERR_PERMISSION_DENIED = "ERR_PERMISSION_DENIED"
+ERR_PERMISSION_HALT = "ERR_PERMISSION_HALT"
+ERR_CHECK_IN_DECLINED = "ERR_CHECK_IN_DECLINED"
+
+
+class ToolError(AgentFootprintError):
+    """Base class of tool errors."""
+
+    code = "ERR_TOOL"
+
+
+class InvalidToolDefinitionError(ToolError, ValueError):
+    """A tool definition that cannot work (bad name, schema, signature); names the problem."""
+
+    code = "ERR_INVALID_TOOL_DEFINITION"
+
+
+class DuplicateToolError(ToolError, ValueError):
+    """Two tools with one name in one registry."""
+
+    code = "ERR_DUPLICATE_TOOL"
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"duplicate tool name: {name!r} is registered twice")
+        self.name = name
+
+
+class ToolArgumentsError(ToolError, ValueError):
+    """Raised inside a tool when its arguments fail conversion; carries the issues, never the values."""
+
+    code = ERR_INVALID_TOOL_ARGS
+
+    def __init__(self, issues: list[ArgIssue]) -> None:
+        self.issues = issues
+        super().__init__("; ".join(i.message for i in issues) or "invalid arguments")
+
+
+class PauseOutsideAgentError(ToolError, RuntimeError):
+    """A pausing tool (such as ``ask_human``) was executed directly instead of by an agent loop."""
+
+    code = "ERR_PAUSE_OUTSIDE_AGENT"

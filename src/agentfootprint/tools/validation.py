@@ -1,0 +1,561 @@
+"""A small JSON-Schema validator for tool arguments: issues name the path and type, never the value."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from functools import lru_cache
+from typing import Any, TypeGuard
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = [
+    "MAX_ARG_DEPTH",
+    "MAX_ARG_NODES",
+    "MAX_ISSUES",
+    "ArgIssue",
+    "describe_schema",
+    "format_issues",
+    "json_type_name",
+    "validate_json",
+    "validate_tool_args",
+]
+
+MAX_ARG_DEPTH = 64
+MAX_ARG_NODES = 100_000
+MAX_ISSUES = 20
+_MAX_FRAMES = 200
+_MAX_STEPS = 1_000_000
+_MAX_PATH = 300
+_MAX_EXPECTED = 200
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+
+PathPart = str | int
+Path = tuple[PathPart, ...]
+
+
+class ArgIssue(BaseModel):
+    """One argument problem: where (``path``, e.g. ``order.items[2].qty``), what was expected, the problem."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    expected: str
+    problem: str
+
+    @property
+    def message(self) -> str:
+        """``path: problem`` — safe to show a model or a log (it never holds the received value)."""
+        return f"{self.path or '(arguments)'}: {self.problem}"
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def json_type_name(value: object) -> str:
+    """The JSON type of ``value`` (``null``, ``boolean``, ``integer``...); else the Python type name."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list | tuple):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__[:60]
+
+
+def _clean(text: str, limit: int = 64) -> str:
+    out = "".join(ch if ch.isprintable() else "?" for ch in text[: limit + 1])
+    return out if len(out) <= limit else out[: limit - 1] + "…"
+
+
+def format_path(path: Path) -> str:
+    """Render a path tuple as ``a.b[2]["odd key"]``, capped in length."""
+    out: list[str] = []
+    for part in path:
+        if isinstance(part, int):
+            out.append(f"[{part}]")
+        elif _IDENT.match(part) and len(part) <= 64:
+            out.append(f".{part}" if out else part)
+        else:
+            out.append("[" + json.dumps(_clean(part)) + "]")
+    text = "".join(out)
+    return text if len(text) <= _MAX_PATH else "…" + text[-(_MAX_PATH - 1) :]
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= _MAX_EXPECTED else text[: _MAX_EXPECTED - 1] + "…"
+
+
+def _literal(value: object) -> str:
+    try:
+        return _short(json.dumps(value, sort_keys=True, default=str))
+    except (TypeError, ValueError, RecursionError):
+        return type(value).__name__
+
+
+def describe_schema(schema: Any, root: Any = None, _depth: int = 0) -> str:
+    """A short human description of what ``schema`` accepts (``string or null``, ``one of ["a", "b"]``)."""
+    if root is None:
+        root = schema
+    if _depth > 4:
+        return "a value"
+    if schema is True or schema is None or (isinstance(schema, dict) and not schema):
+        return "any value"
+    if schema is False:
+        return "no value"
+    if not isinstance(schema, dict):
+        return "any value"
+    if "const" in schema:
+        return f"the constant {_literal(schema['const'])}"
+    enum = schema.get("enum")
+    if isinstance(enum, list):
+        return f"one of {_literal(enum)}"
+    types = schema.get("type")
+    if isinstance(types, str):
+        return types
+    if isinstance(types, list) and types:
+        return _short(" or ".join(str(t) for t in types))
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        target = _resolve(root, ref)
+        return describe_schema(target, root, _depth + 1) if target is not None else "a value"
+    for key in ("anyOf", "oneOf"):
+        branches = schema.get(key)
+        if isinstance(branches, list) and branches:
+            names = dict.fromkeys(describe_schema(b, root, _depth + 1) for b in branches)
+            return _short(" or ".join(names))
+    all_of = schema.get("allOf")
+    if isinstance(all_of, list) and len(all_of) == 1:
+        return describe_schema(all_of[0], root, _depth + 1)
+    if "properties" in schema or "additionalProperties" in schema or "required" in schema:
+        return "object"
+    if "items" in schema or "prefixItems" in schema:
+        return "array"
+    return "any value"
+
+
+def _resolve(root: Any, ref: str) -> Any:
+    if ref == "#":
+        return root
+    if not ref.startswith("#/"):
+        return None
+    node = root
+    for raw in ref[2:].split("/"):
+        part = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None
+    return node
+
+
+@lru_cache(maxsize=512)
+def _compile(pattern: str) -> re.Pattern[str] | None:
+    try:
+        return re.compile(pattern)
+    except (re.error, TypeError, ValueError, RecursionError):
+        return None
+
+
+def _is_number(value: object) -> TypeGuard[int | float]:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _type_ok(name: object, value: object) -> bool:
+    if name == "string":
+        return isinstance(value, str)
+    if name == "integer":
+        if isinstance(value, bool):
+            return False
+        return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value) and value.is_integer())
+    if name == "number":
+        return _is_number(value)
+    if name == "boolean":
+        return isinstance(value, bool)
+    if name == "null":
+        return value is None
+    if name == "array":
+        return isinstance(value, list | tuple)
+    if name == "object":
+        return isinstance(value, dict)
+    return True  # an unknown type name constrains nothing (a lenient reading of a malformed schema)
+
+
+def _freeze(value: object) -> object:
+    """A hashable form with JSON equality: ``1 == 1.0`` but ``True != 1``."""
+    if isinstance(value, bool):
+        return ("b", value)
+    if _is_number(value):
+        return ("n", float(value))
+    if isinstance(value, list | tuple):
+        return ("a", tuple(_freeze(v) for v in value))
+    if isinstance(value, dict):
+        return ("o", frozenset((str(k), _freeze(v)) for k, v in value.items()))
+    if value is None or isinstance(value, str):
+        return ("s", value)
+    return ("x", id(value))
+
+
+def _json_equal(a: object, b: object) -> bool:
+    try:
+        return _freeze(a) == _freeze(b)
+    except (TypeError, RecursionError):
+        return False
+
+
+_Found = list[tuple[int, ArgIssue]]
+
+
+class _Validator:
+    __slots__ = ("frames", "issues", "limit", "root", "steps", "stopped")
+
+    def __init__(self, root: Any, limit: int) -> None:
+        self.root = root
+        self.issues: _Found = []
+        self.limit = limit
+        self.steps = 0
+        self.frames = 0
+        self.stopped = False
+
+    def add(self, path: Path, expected: str, problem: str) -> None:
+        if len(self.issues) < self.limit:
+            self.issues.append((len(path), ArgIssue(path=format_path(path), expected=expected, problem=problem)))
+
+    @property
+    def full(self) -> bool:
+        return self.stopped or len(self.issues) >= self.limit
+
+    def probe(self, schema: Any, value: Any, path: Path, depth: int) -> _Found:
+        saved, saved_limit = self.issues, self.limit
+        self.issues, self.limit = [], MAX_ISSUES
+        try:
+            self.check(schema, value, path, depth)
+            return self.issues
+        finally:
+            self.issues, self.limit = saved, saved_limit
+
+    def check(self, schema: Any, value: Any, path: Path, depth: int) -> None:
+        if self.full:
+            return
+        self.steps += 1
+        if self.steps > _MAX_STEPS:
+            self.stopped = True
+            self.add(path, "smaller arguments", "arguments are too complex to validate")
+            return
+        if schema is True or schema is None:
+            return
+        if schema is False:
+            self.add(path, "no value", "no value is allowed here")
+            return
+        if not isinstance(schema, dict) or not schema:
+            return
+        self.frames += 1
+        try:
+            if self.frames > _MAX_FRAMES:
+                self.stopped = True
+                self.add(path, "a shallower value", "schema nesting is too deep to validate")
+                return
+            self._check_dict(schema, value, path, depth)
+        finally:
+            self.frames -= 1
+
+    def _check_dict(self, schema: dict[str, Any], value: Any, path: Path, depth: int) -> None:
+        ref = schema.get("$ref")
+        if isinstance(ref, str):
+            target = _resolve(self.root, ref)
+            if target is not None:
+                self.check(target, value, path, depth)
+        all_of = schema.get("allOf")
+        if isinstance(all_of, list):
+            for sub in all_of:
+                self.check(sub, value, path, depth)
+        any_of = schema.get("anyOf")
+        if isinstance(any_of, list) and any_of:
+            self._alternatives(any_of, value, path, depth, exactly_one=False)
+        one_of = schema.get("oneOf")
+        if isinstance(one_of, list) and one_of:
+            self._alternatives(one_of, value, path, depth, exactly_one=True)
+        if "not" in schema and not self.probe(schema["not"], value, path, depth):
+            self.add(
+                path,
+                f"not {describe_schema(schema['not'], self.root)}",
+                "value has a shape that is not allowed",
+            )
+        types = schema.get("type")
+        if types is not None:
+            names = types if isinstance(types, list) else [types]
+            if names and not any(_type_ok(n, value) for n in names):
+                expected = describe_schema({"type": types})
+                self.add(path, expected, f"expected {expected}, got {json_type_name(value)}")
+                return
+        if "enum" in schema and isinstance(schema["enum"], list):
+            if not any(_json_equal(value, e) for e in schema["enum"]):
+                expected = f"one of {_literal(schema['enum'])}"
+                self.add(path, expected, f"expected {expected}, got a {json_type_name(value)} not in that set")
+                return
+        if "const" in schema and not _json_equal(value, schema["const"]):
+            expected = f"the constant {_literal(schema['const'])}"
+            self.add(path, expected, f"expected {expected}, got a different {json_type_name(value)}")
+            return
+        if isinstance(value, str):
+            self._string(schema, value, path)
+        elif _is_number(value):
+            self._number(schema, value, path)
+        elif isinstance(value, list | tuple):
+            self._array(schema, value, path, depth)
+        elif isinstance(value, dict):
+            self._object(schema, value, path, depth)
+
+    def _alternatives(self, branches: list[Any], value: Any, path: Path, depth: int, *, exactly_one: bool) -> None:
+        failures: list[_Found] = []
+        passed = 0
+        for branch in branches:
+            found = self.probe(branch, value, path, depth)
+            if not found:
+                passed += 1
+                if not exactly_one or passed > 1:
+                    break
+            else:
+                failures.append(found)
+        if passed == 1 or (passed and not exactly_one):
+            return
+        expected = _short(" or ".join(dict.fromkeys(describe_schema(b, self.root) for b in branches)))
+        if passed > 1:
+            self.add(path, f"exactly one of: {expected}", "value matches more than one allowed shape")
+            return
+        here = len(path)
+        deeper = [f for f in failures if all(n > here for n, _ in f)]
+        if len(deeper) == 1:
+            for item in deeper[0]:
+                if len(self.issues) < self.limit:
+                    self.issues.append(item)
+            return
+        self.add(path, expected, f"expected {expected}, got {json_type_name(value)}")
+
+    def _string(self, schema: dict[str, Any], value: str, path: Path) -> None:
+        min_len, max_len = schema.get("minLength"), schema.get("maxLength")
+        if _is_number(min_len) and len(value) < min_len:
+            self.add(
+                path,
+                f"string of at least {min_len} characters",
+                f"string is shorter than {min_len} characters",
+            )
+        if _is_number(max_len) and len(value) > max_len:
+            self.add(path, f"string of at most {max_len} characters", f"string is longer than {max_len} characters")
+        pattern = schema.get("pattern")
+        if isinstance(pattern, str):
+            compiled = _compile(pattern)
+            if compiled is not None and compiled.search(value) is None:
+                shown = _short(pattern)
+                self.add(path, f"string matching {shown}", f"string does not match the pattern {shown}")
+
+    def _number(self, schema: dict[str, Any], value: float, path: Path) -> None:
+        lo, hi = schema.get("minimum"), schema.get("maximum")
+        ex_lo, ex_hi = schema.get("exclusiveMinimum"), schema.get("exclusiveMaximum")
+        if _is_number(lo):
+            if ex_lo is True and value <= lo:  # draft-4 boolean form
+                self.add(path, f"number greater than {lo}", f"number is not greater than {lo}")
+            elif value < lo:
+                self.add(path, f"number of at least {lo}", f"number is below the minimum {lo}")
+        if _is_number(hi):
+            if ex_hi is True and value >= hi:
+                self.add(path, f"number less than {hi}", f"number is not less than {hi}")
+            elif value > hi:
+                self.add(path, f"number of at most {hi}", f"number is above the maximum {hi}")
+        if _is_number(ex_lo) and value <= ex_lo:
+            self.add(path, f"number greater than {ex_lo}", f"number is not greater than {ex_lo}")
+        if _is_number(ex_hi) and value >= ex_hi:
+            self.add(path, f"number less than {ex_hi}", f"number is not less than {ex_hi}")
+        step = schema.get("multipleOf")
+        if _is_number(step) and step > 0:
+            try:
+                ratio = value / step
+                ok = math.isfinite(ratio) and abs(ratio - round(ratio)) <= 1e-9 * max(1.0, abs(ratio))
+            except (OverflowError, ZeroDivisionError):
+                ok = False
+            if not ok:
+                self.add(path, f"a multiple of {step}", f"number is not a multiple of {step}")
+
+    def _array(self, schema: dict[str, Any], value: list[Any] | tuple[Any, ...], path: Path, depth: int) -> None:
+        n = len(value)
+        min_items, max_items = schema.get("minItems"), schema.get("maxItems")
+        if _is_number(min_items) and n < min_items:
+            self.add(path, f"array of at least {min_items} items", f"array has fewer than {min_items} items")
+        if _is_number(max_items) and n > max_items:
+            self.add(path, f"array of at most {max_items} items", f"array has more than {max_items} items")
+        if schema.get("uniqueItems") is True:
+            seen: set[object] = set()
+            for item in value:
+                try:
+                    key = _freeze(item)
+                    duplicate = key in seen
+                    seen.add(key)
+                except (TypeError, RecursionError):
+                    duplicate = False
+                if duplicate:
+                    self.add(path, "array of unique items", "array has duplicate items")
+                    break
+        prefix = schema.get("prefixItems")
+        items = schema.get("items")
+        if isinstance(items, list):  # draft-4..7 tuple form
+            prefix, items = items, schema.get("additionalItems")
+        if not isinstance(prefix, list):
+            prefix = []
+        if not prefix and (items is None or items is True or items == {}):
+            return
+        if depth + 1 > MAX_ARG_DEPTH:
+            self.add(
+                path,
+                f"at most {MAX_ARG_DEPTH} levels of nesting",
+                f"nesting deeper than {MAX_ARG_DEPTH} levels",
+            )
+            return
+        for index, item in enumerate(value):
+            if self.full:
+                return
+            sub = prefix[index] if index < len(prefix) else items
+            if sub is None:
+                continue
+            self.check(sub, item, (*path, index), depth + 1)
+
+    def _object(self, schema: dict[str, Any], value: dict[Any, Any], path: Path, depth: int) -> None:
+        props = schema.get("properties")
+        props = props if isinstance(props, dict) else {}
+        required = schema.get("required")
+        if isinstance(required, list):
+            for name in required:
+                if isinstance(name, str) and name not in value:
+                    expected = describe_schema(props.get(name, True), self.root)
+                    self.add((*path, name), expected, f"required property is missing (expected {expected})")
+        n = len(value)
+        min_p, max_p = schema.get("minProperties"), schema.get("maxProperties")
+        if _is_number(min_p) and n < min_p:
+            self.add(path, f"object with at least {min_p} properties", f"object has fewer than {min_p} properties")
+        if _is_number(max_p) and n > max_p:
+            self.add(path, f"object with at most {max_p} properties", f"object has more than {max_p} properties")
+        patterns = schema.get("patternProperties")
+        compiled: list[tuple[re.Pattern[str], Any]] = []
+        if isinstance(patterns, dict):
+            for pat, sub in patterns.items():
+                rx = _compile(pat) if isinstance(pat, str) else None
+                if rx is not None:
+                    compiled.append((rx, sub))
+        extra = schema.get("additionalProperties", True)
+        names = schema.get("propertyNames")
+        if not props and not compiled and (extra is True or extra == {}) and names is None:
+            return
+        if depth + 1 > MAX_ARG_DEPTH:
+            self.add(
+                path,
+                f"at most {MAX_ARG_DEPTH} levels of nesting",
+                f"nesting deeper than {MAX_ARG_DEPTH} levels",
+            )
+            return
+        for key, item in value.items():
+            if self.full:
+                return
+            if not isinstance(key, str):
+                self.add(path, "object with string keys", f"object has a non-string key ({json_type_name(key)})")
+                continue
+            sub_path = (*path, key)
+            if names is not None and self.probe(names, key, sub_path, depth + 1):
+                self.add(sub_path, describe_schema(names, self.root), "property name is not allowed")
+            matched = False
+            if key in props:
+                matched = True
+                self.check(props[key], item, sub_path, depth + 1)
+            for rx, sub in compiled:
+                if rx.search(key) is not None:
+                    matched = True
+                    self.check(sub, item, sub_path, depth + 1)
+            if matched:
+                continue
+            if extra is False:
+                self.add(sub_path, "no such property", "unexpected property (not in the schema)")
+            elif isinstance(extra, dict) and extra:
+                self.check(extra, item, sub_path, depth + 1)
+
+
+def _measure(value: Any) -> ArgIssue | None:
+    """Iteratively bound depth and size of ``value``, and find non-string keys (no recursion)."""
+    stack: list[tuple[Any, int, Path]] = [(value, 0, ())]
+    nodes = 0
+    while stack:
+        node, depth, path = stack.pop()
+        nodes += 1
+        if nodes > MAX_ARG_NODES:
+            return ArgIssue(
+                path="",
+                expected=f"at most {MAX_ARG_NODES} values",
+                problem=f"arguments are too large (more than {MAX_ARG_NODES} values)",
+            )
+        if isinstance(node, dict):
+            if depth >= MAX_ARG_DEPTH and node:
+                return _too_deep(path)
+            for key, child in node.items():
+                if not isinstance(key, str):
+                    return ArgIssue(
+                        path=format_path(path),
+                        expected="object with string keys",
+                        problem=f"object has a non-string key ({json_type_name(key)})",
+                    )
+                if isinstance(child, dict | list | tuple):
+                    stack.append((child, depth + 1, (*path, key)))
+                else:
+                    nodes += 1
+        elif isinstance(node, list | tuple):
+            if depth >= MAX_ARG_DEPTH and node:
+                return _too_deep(path)
+            for index, child in enumerate(node):
+                if isinstance(child, dict | list | tuple):
+                    stack.append((child, depth + 1, (*path, index)))
+                else:
+                    nodes += 1
+    return None
+
+
+def _too_deep(path: Path) -> ArgIssue:
+    return ArgIssue(
+        path=format_path(path),
+        expected=f"at most {MAX_ARG_DEPTH} levels of nesting",
+        problem=f"nesting deeper than {MAX_ARG_DEPTH} levels",
+    )
+
+
+def validate_json(schema: Any, value: Any, *, max_issues: int = MAX_ISSUES) -> list[ArgIssue]:
+    """Validate any value against ``schema``; never raises, never quotes the value."""
+    guard = _measure(value)
+    if guard is not None:
+        return [guard]
+    validator = _Validator(schema, max(1, max_issues))
+    try:
+        validator.check(schema, value, (), 0)
+    except RecursionError:  # a caller already deep in its own stack: refuse rather than crash
+        return [_too_deep(())]
+    return [issue for _, issue in validator.issues]
+
+
+def validate_tool_args(schema: dict[str, Any], args: Any, *, max_issues: int = MAX_ISSUES) -> list[ArgIssue]:
+    """Validate a tool call's arguments (always an object) against its input schema; ``[]`` means valid."""
+    if not isinstance(args, dict):
+        return [ArgIssue(path="", expected="object", problem=f"expected object, got {json_type_name(args)}")]
+    return validate_json(schema, args, max_issues=max_issues)
+
+
+def format_issues(tool_name: str, issues: list[ArgIssue]) -> str:
+    """The error text a model gets for invalid arguments: one line per issue, then how to recover."""
+    lines = [f"Error: invalid arguments for tool {tool_name}:"]
+    lines.extend(f"- {issue.message}" for issue in issues)
+    lines.append("Fix the arguments and call the tool again.")
+    return "\n".join(lines)
