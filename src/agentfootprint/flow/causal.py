@@ -80,10 +80,10 @@ class CausalSlice(BaseModel):
                 if e.parent_idx in by_idx:
                     grouped.setdefault(e.parent_idx, []).append(e.key if e.kind == "data" and e.key else "")
             for parent_idx, keys in reversed(list(grouped.items())):
-                via = [k for k in keys if k]
-                label = f" ← via {', '.join(via)}" if via else ""
-                if len(via) < len(keys):
-                    label += (" and " if via else " ← ") + "chose this branch"
+                data_keys = [k for k in keys if k]
+                label = f" ← via {', '.join(data_keys)}" if data_keys else ""
+                if len(data_keys) < len(keys):
+                    label += (" and " if data_keys else " ← ") + "chose this branch"
                 stack.append((parent_idx, depth + 1, label))
         if self.truncated:
             lines.append("⚠ slice truncated (depth or node limit)")
