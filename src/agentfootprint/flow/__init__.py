@@ -21,7 +21,7 @@ from agentfootprint.flow.errors import (
     UnknownBranchError,
 )
 from agentfootprint.flow.narrative import NarrativeEntry, narrative_text, render_narrative
-from agentfootprint.flow.pause import FlowCheckpoint, pause
+from agentfootprint.flow.pause import FlowCheckpoint, pause, resume_answer
 from agentfootprint.flow.recorder import HOOKS, Recorder, RecorderFailure
 from agentfootprint.flow.redaction import REDACTED, RedactionPolicy, Redactor
 from agentfootprint.flow.result import FlowResult
@@ -70,6 +70,7 @@ __all__ = [
     "narrative_text",
     "pause",
     "render_narrative",
+    "resume_answer",
     "select",
     "slice_for_key",
     "summarize_value",

@@ -208,7 +208,10 @@ def redact_commit(commit: Commit, red: Redactor) -> Commit:
     emits = [{"name": e["name"], "payload": red.redact(e["payload"])} for e in commit.emits]
     decision = red.redact(commit.decision) if commit.decision is not None else None
     error = red.scrub_text(commit.error) if commit.error else commit.error
-    return commit.model_copy(update={"writes": writes, "emits": emits, "decision": decision, "error": error})
+    brk = red.scrub_text(commit.break_reason) if commit.break_reason else commit.break_reason
+    return commit.model_copy(
+        update={"writes": writes, "emits": emits, "decision": decision, "error": error, "break_reason": brk}
+    )
 
 
 # -- stage execution ----------------------------------------------------------------------------------------
@@ -774,7 +777,7 @@ async def _execute(rs: RunState, start: str, resume: list[CheckpointFrame]) -> F
     except _Paused as paused:
         checkpoint = _checkpoint(rs, paused)
         snap = rs.snapshot(served=True)
-        return FlowResult(
+        paused_result = FlowResult(
             run_id=rs.run_id,
             state=rs.result_state(),
             output=None,
@@ -784,9 +787,11 @@ async def _execute(rs: RunState, start: str, resume: list[CheckpointFrame]) -> F
             snapshot=snap,
             recorder_failures=rs.failures,
         )
+        paused_result._raw_state = thaw(rs.namespaces[""].state)
+        return paused_result
     except BaseException as exc:
         if not isinstance(exc, asyncio.CancelledError | KeyboardInterrupt | SystemExit):
-            attach_snapshot(exc, rs.snapshot(served=True), rs.current_rid)
+            attach_snapshot(exc, rs.snapshot(served=True), rs.current_rid, thaw(rs.namespaces[""].state))
             if rs.current_rid and hasattr(exc, "add_note"):
                 exc.add_note(f"(agentfootprint: raised in stage {rs.current_rid})")
         if rs.dispatch.on_run_end:
@@ -798,7 +803,7 @@ async def _execute(rs: RunState, start: str, resume: list[CheckpointFrame]) -> F
     snap = rs.snapshot(served=True)
     if rs.dispatch.on_run_end:
         rs.dispatch.fire("on_run_end", rs.run_id, "completed")
-    return FlowResult(
+    result = FlowResult(
         run_id=rs.run_id,
         state=rs.result_state(),
         output=rs.output,
@@ -806,6 +811,8 @@ async def _execute(rs: RunState, start: str, resume: list[CheckpointFrame]) -> F
         break_reason=brk,
         recorder_failures=rs.failures,
     )
+    result._raw_state = thaw(rs.namespaces[""].state)
+    return result
 
 
 async def execute(

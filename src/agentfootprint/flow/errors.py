@@ -108,11 +108,19 @@ class NotSerializableError(FlowError, TypeError):
     code = "ERR_NOT_SERIALIZABLE"
 
 
-def attach_snapshot(error: BaseException, snapshot: FlowSnapshot, stage: str | None) -> None:
-    """Attach the run's snapshot (and the failing stage id) to a stage's own exception."""
+RAW_STATE_ATTR = "_agentfootprint_raw_state"
+
+
+def attach_snapshot(error: BaseException, snapshot: FlowSnapshot, stage: str | None,
+                    raw_state: dict[str, Any] | None = None) -> None:
+    """Attach the run's served snapshot (and the failing stage id) to a stage's own exception.
+
+    ``raw_state`` (real values, for runtimes such as the Agent's crash checkpoint) goes on a private attribute."""
     err: Any = error
     try:
         err.snapshot = snapshot
+        if raw_state is not None:
+            setattr(err, RAW_STATE_ATTR, raw_state)
         if stage is not None and not hasattr(err, "stage_id"):
             err.stage_id = stage
     except AttributeError:  # exceptions with __slots__ cannot take attributes

@@ -38,6 +38,18 @@ def pause(data: Any = None) -> Any:
     raise PauseSignal(data)
 
 
+def resume_answer() -> tuple[bool, Any]:
+    """``(True, answer)`` when this stage is the re-run of a paused stage being resumed, else ``(False, None)``.
+
+    Lets a stage skip work it already did before pausing; ``pause()`` still returns the answer when called."""
+    from agentfootprint.flow._run import current_frame
+
+    frame = current_frame()
+    if frame is None or frame.resume_answer is _NO_ANSWER:
+        return False, None
+    return True, frame.resume_answer
+
+
 class CheckpointFrame(BaseModel):
     """One level of the paused position: the node to re-enter in a chart (subflow mounts nest)."""
 

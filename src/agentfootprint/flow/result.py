@@ -26,6 +26,11 @@ class FlowResult(BaseModel):
     break_reason: str | None = None
     recorder_failures: list[RecorderFailure] = Field(default_factory=list)
     _narrative: list[NarrativeEntry] | None = PrivateAttr(default=None)
+    _raw_state: dict[str, Any] | None = PrivateAttr(default=None)
+
+    def raw_state(self) -> dict[str, Any]:
+        """Final state with REAL values even under a redaction policy: for the runtime, never to serve."""
+        return self._raw_state if self._raw_state is not None else self.state
 
     @property
     def commit_log(self) -> list[Any]:

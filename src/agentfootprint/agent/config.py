@@ -1,0 +1,104 @@
+"""An agent's immutable configuration (what the builder collected), and the per-run context stages read."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from agentfootprint.context import Injection
+from agentfootprint.events import EventDispatcher
+from agentfootprint.flow import RedactionPolicy, Redactor
+from agentfootprint.flow._frozen import thaw
+from agentfootprint.identity import Identity
+from agentfootprint.providers import Message, Provider
+from agentfootprint.tools import PermissionChecker, Tool
+
+READ_SKILL = "read_skill"
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """Everything that defines an agent; ``without()`` derives a copy for ablation reruns."""
+
+    provider: Provider
+    model: str = ""
+    name: str = "agent"
+    max_iterations: int = 10
+    system_prompt: str = ""
+    tools: tuple[Tool, ...] = ()
+    injections: tuple[Injection, ...] = ()
+    redaction: RedactionPolicy = field(default_factory=RedactionPolicy)
+    output_schema: Any = None
+    output_retries: int = 0
+    pricing: dict[str, dict[str, float]] | None = None
+    cost_budget: float | None = None
+    cost_action: Literal["warn", "halt"] = "halt"
+    temperature: float | None = None
+    max_tokens: int | None = None
+    permission: PermissionChecker | None = None
+    max_result_chars: int = 100_000
+    keep_events: bool = False
+
+    @property
+    def skills(self) -> tuple[Injection, ...]:
+        return tuple(i for i in self.injections if i.flavor == "skill")
+
+    def source_ids(self) -> dict[str, str]:
+        """Every ablatable source id → its kind (injection flavor, or ``tool``)."""
+        out: dict[str, str] = {i.id: i.flavor for i in self.injections}
+        for t in self.tools:
+            out.setdefault(t.name, "tool")
+        for s in self.skills:
+            for t in s.tools:
+                out.setdefault(t.name, "tool")
+        return out
+
+    def without(self, ids: set[str]) -> AgentConfig:
+        injections = []
+        for inj in self.injections:
+            if inj.id in ids:
+                continue
+            if inj.tools and any(t.name in ids for t in inj.tools):
+                inj = replace(inj, tools=tuple(t for t in inj.tools if t.name not in ids))
+            injections.append(inj)
+        return replace(self, injections=tuple(injections), tools=tuple(t for t in self.tools if t.name not in ids))
+
+
+@dataclass
+class RunContext:
+    """Per-run facts the chart's stages need but that are not state (provider handles, listeners, identity)."""
+
+    config: AgentConfig
+    events: EventDispatcher
+    run_id: str
+    identity: Identity | None = None
+    session_id: str | None = None
+    seed: int | None = None
+    redactor: Redactor = field(default_factory=lambda: Redactor(RedactionPolicy()))
+    cancelled: asyncio.Event | None = None
+    last_completed_iteration: int = 0
+    budget_warned: bool = False
+    original_input: str | None = None
+    _message_cache: list[Message] = field(default_factory=list)
+
+    def messages_for(self, history: Sequence[Any]) -> list[Message]:
+        """History entries as provider messages; converts only entries added since the last call (linear cost)."""
+        cache = self._message_cache
+        if len(history) < len(cache):
+            cache.clear()
+        for entry in history[len(cache) :]:
+            cache.append(Message.model_validate(thaw(entry)))
+        return list(cache)
+
+
+CURRENT_RUN: ContextVar[RunContext | None] = ContextVar("agentfootprint_agent_run", default=None)
+
+
+def current_run() -> RunContext:
+    rc = CURRENT_RUN.get()
+    if rc is None:
+        raise RuntimeError("agent stage ran outside an agent run")
+    return rc

@@ -1,0 +1,74 @@
+"""What the Agent returns and stores: results, early-stop reports, conversation and pause checkpoints."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentfootprint.providers import Usage
+
+CONVERSATION_FORMAT: Literal["agentfootprint.conversation"] = "agentfootprint.conversation"
+PAUSE_FORMAT: Literal["agentfootprint.agent.pause"] = "agentfootprint.agent.pause"
+
+
+class StoppedEarly(BaseModel):
+    """A configured limit ended the turn: never thrown, recorded in committed state."""
+
+    model_config = ConfigDict(frozen=True)
+
+    reason: Literal["max-iterations", "cost-budget"]
+    iteration: int
+    pending_tool_calls: int
+    answer_was_empty: bool = False
+
+
+class RunResult(BaseModel):
+    """One turn's outcome: the answer, or a pause with the question and a JSON checkpoint to resume it."""
+
+    answer: str | None = None
+    status: Literal["completed", "paused"]
+    run_id: str
+    question: str | None = None
+    checkpoint: dict[str, Any] | None = None
+    session_id: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    cost: float | None = None
+    iterations: int = 0
+    stopped_early: StoppedEarly | None = None
+    output: Any = None
+
+    @property
+    def paused(self) -> bool:
+        return self.status == "paused"
+
+
+class ConversationCheckpoint(BaseModel):
+    """A conversation as JSON: store it anywhere and continue it with ``run(..., continue_from=...)``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    format: Literal["agentfootprint.conversation"] = CONVERSATION_FORMAT
+    version: Literal[1] = 1
+    run_id: str = Field(max_length=200)
+    history: list[dict[str, Any]] = Field(max_length=100_000)
+    identity: dict[str, Any] | None = None
+    last_completed_iteration: int = Field(default=0, ge=0)
+    original_input: str | None = None
+
+
+class AgentPauseCheckpoint(BaseModel):
+    """A paused turn: the flow checkpoint plus who it is for and what it asked."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    format: Literal["agentfootprint.agent.pause"] = PAUSE_FORMAT
+    version: Literal[1] = 1
+    run_id: str = Field(max_length=200)
+    question: str
+    tool_call_id: str
+    tool_name: str
+    identity: dict[str, Any] | None = None
+    session_id: str | None = Field(default=None, max_length=200)
+    flow: dict[str, Any]
+    contains_unredacted_values: bool = True
