@@ -57,3 +57,41 @@ def run_engine_demo(console: Console | None = None) -> None:
     notify = next(c.runtime_stage_id for c in result.commit_log if c.stage_id == "notify")
     console.print(str(causal_chain(result.snapshot, notify)), highlight=False, markup=False)
     console.print(f"\nFinal decision: [bold]{result.state['decision']}[/bold] ({len(result.commit_log)} commits)")
+
+
+def run_agent_demo(console: Console | None = None, report_path: str = "report.html") -> dict[str, Any]:
+    """The flagship story: a wrong answer, its backtrack chain, the ablation proof, and an HTML report."""
+    from pathlib import Path
+
+    from agentfootprint._flagship import QUESTION, approved_flipped, refunds_agent
+    from agentfootprint.explain import backtrack, localize_sync, report_html
+
+    console = console or Console()
+    agent = refunds_agent()
+    result = agent.run_sync(QUESTION)
+    console.rule("[bold]agentfootprint demo: a refunds agent gives a wrong answer")
+    console.print(f"[bold]User:[/bold] {QUESTION}")
+    console.print(f"[bold]Agent:[/bold] {result.answer}", markup=False, highlight=False)
+    console.print("(Policy says 30 days; the order is 47 days old. Something in the context misled the model.)")
+    console.rule("Narrative of the run (first lines)")
+    for entry in agent.last_narrative()[:12]:
+        console.print("  " * entry.depth + entry.text, markup=False, highlight=False)
+    console.print("  ...")
+    console.rule("Backtrack: every piece of context that reached the final model call")
+    bt = backtrack(agent)
+    console.print(str(bt), markup=False, highlight=False)
+    console.rule("Localize: rank suspects, then prove by ablation (3 seeded reruns each)")
+    report = localize_sync(agent, samples=3, outcome_changed=approved_flipped, progress=False)
+    console.print(str(report), markup=False, highlight=False)
+    culprit = report.confirmed[0] if report.confirmed else None
+    if culprit is not None:
+        trail = bt.source(culprit.id)
+        console.rule(f"[bold red]Culprit: {culprit.kind} '{culprit.id}'")
+        if trail is not None:
+            for hop in trail.hops:
+                where = f" {hop.runtime_stage_id}" if hop.runtime_stage_id else ""
+                console.print(f"  {hop.kind.upper():<8}{where} {hop.detail}", markup=False, highlight=False)
+    html = report_html(bt, report, snapshot=agent.last_snapshot())
+    Path(report_path).write_text(html)
+    console.print(f"\nWrote {report_path} (open it in a browser).")
+    return {"answer": result.answer, "culprit": culprit.id if culprit else None, "report": report_path}

@@ -14,11 +14,43 @@ def _app() -> Any:
     )
 
     @app.command()
-    def demo(engine: bool = typer.Option(False, "--engine", help="Only the flowchart engine demo.")) -> None:
-        """Run the offline flagship demo."""
-        from agentfootprint._demos import run_engine_demo
+    def demo(
+        engine: bool = typer.Option(False, "--engine", help="Also show the flowchart engine demo."),
+        report: str = typer.Option("report.html", "--report", "-o", help="Where to write the HTML report."),
+    ) -> None:
+        """Run the offline flagship demo: wrong answer → backtrack → ablation proof → report.html."""
+        from agentfootprint._demos import run_agent_demo, run_engine_demo
 
-        run_engine_demo()
+        run_agent_demo(report_path=report)
+        if engine:
+            run_engine_demo()
+
+    @app.command()
+    def explain(recording: str, at: str = typer.Option(None, "--at", help="Backtrack from this step instead.")) -> None:
+        """Backtrack a stored recording (no provider needed)."""
+        from agentfootprint.explain import backtrack, load_recording
+
+        print(str(backtrack(load_recording(recording), at=at)))
+
+    @app.command("report")
+    def report_cmd(recording: str, output: str = typer.Option("report.html", "--output", "-o")) -> None:
+        """Write the HTML report of a stored recording."""
+        from pathlib import Path
+
+        from agentfootprint.explain import backtrack, load_recording, report_html
+
+        rec = load_recording(recording)
+        Path(output).write_text(report_html(backtrack(rec), snapshot=rec.snapshot))
+        print(f"wrote {output}")
+
+    @app.command()
+    def verify(
+        path: str, public_key: str = typer.Option(None, "--public-key", help="Ed25519 public key file.")
+    ) -> None:
+        """Verify an audit bundle (JSON lines); exit 1 names the broken record."""
+        from agentfootprint.audit import verify_file
+
+        raise typer.Exit(verify_file(path, public_key=public_key))
 
     @app.command()
     def version() -> None:

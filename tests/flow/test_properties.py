@@ -174,3 +174,13 @@ def test_recorders_cannot_break_a_run(stages: list[list[Any]], hooks: list[str])
     chaotic = asyncio.run(chart_for(stages).run(recorders=[Chaos(hooks)]))
     assert chaotic.state == plain.state
     assert thaw(chaotic.snapshot.state) == plain.snapshot.state
+
+
+@FAST
+@given(STAGES)
+def test_value_at_equals_state_at_for_every_key_and_step(stages: list[list[Any]]) -> None:
+    r = asyncio.run(chart_for(stages).run())
+    for c in r.commit_log:
+        state = r.snapshot.state_at(c.idx)
+        for key in ("a", "b", "c", "xs", "d"):
+            assert r.snapshot.value_at(key, c.idx, default="<absent>") == state.get(key, "<absent>")

@@ -100,3 +100,13 @@ def test_policy_union_only_adds() -> None:
     a = RedactionPolicy.of(keys=["x"])
     b = a.union(RedactionPolicy.of(keys=["y"], patterns=["z+"]))
     assert b.keys == {"x", "y"} and b.patterns == ("z+",)
+
+
+async def test_secret_inside_json_text_is_scrubbed() -> None:
+    import json as _json
+
+    def stage(s: Any) -> None:
+        s["tool_message"] = _json.dumps({"name": "Ann", "ssn": SECRET})
+
+    r = await flow_chart("A", stage, id="a").build().run(redaction=RedactionPolicy.of(keys=["ssn"]))
+    assert SECRET not in r.snapshot.model_dump_json() and SECRET not in r.narrative_text()

@@ -477,13 +477,19 @@ class Agent:
                 "completed": pause_data.get("completed", []),
             }
             policy = self.config.redaction.union(redact)
+            redactor = Redactor(policy)
+            if redactor.active:  # learn the paused leg's secrets so the resumed leg's events stay clean
+                for ns in (cp.flow.get("namespaces") or {}).values():
+                    for key, value in (ns.get("state") or {}).items():
+                        redactor.observe(key, value)
+                redactor.observe("", pause_data)
             rc = RunContext(
                 config=self.config,
                 events=self._events,
                 run_id=cp.run_id,
                 identity=ident,
                 session_id=session_id or cp.session_id,
-                redactor=Redactor(policy),
+                redactor=redactor,
                 cancelled=asyncio.Event(),
                 original_input=None,
             )

@@ -442,14 +442,51 @@ async def _call_provider(rc: RunContext, scope: Scope, request: LLMRequest, iter
     if not rc.events.has_listeners(ev.STREAM_TOKEN):
         return await provider.complete(request)
     final: LLMResponse | None = None
+    tokens = _TokenGate(rc)
     async for chunk in provider.stream(request):
         if chunk.kind == "text" and chunk.text:
-            _emit(rc, scope, ev.STREAM_TOKEN, {"text": chunk.text}, iteration)
+            for piece in tokens.feed(chunk.text):
+                _emit(rc, scope, ev.STREAM_TOKEN, {"text": piece}, iteration)
         elif chunk.kind == "done":
             final = chunk.response
+    for piece in tokens.flush():
+        _emit(rc, scope, ev.STREAM_TOKEN, {"text": piece}, iteration)
     if final is None:
         raise RuntimeError(f"provider '{provider.name}' ended its stream without a final response")
     return final
+
+
+class _TokenGate:
+    """Streams text deltas; under a redaction policy it scrubs the whole text so far and holds back a tail, so
+    a secret split across chunks is never emitted."""
+
+    HOLD_BACK = 128
+
+    def __init__(self, rc: RunContext) -> None:
+        self._red = rc.redactor if rc.redactor.active else None
+        self._raw = ""
+        self._sent = 0
+
+    def feed(self, text: str) -> list[str]:
+        if self._red is None:
+            return [text]
+        self._raw += text
+        scrubbed = self._red.scrub_text(self._raw)
+        safe = max(self._sent, len(scrubbed) - self.HOLD_BACK)
+        return self._take(scrubbed, safe)
+
+    def flush(self) -> list[str]:
+        if self._red is None:
+            return []
+        scrubbed = self._red.scrub_text(self._raw)
+        return self._take(scrubbed, len(scrubbed))
+
+    def _take(self, scrubbed: str, upto: int) -> list[str]:
+        if upto <= self._sent:
+            return []
+        piece = scrubbed[self._sent : upto]
+        self._sent = upto
+        return [piece]
 
 
 def _cost(config: AgentConfig, response: LLMResponse) -> float | None:

@@ -111,8 +111,9 @@ class NotSerializableError(FlowError, TypeError):
 RAW_STATE_ATTR = "_agentfootprint_raw_state"
 
 
-def attach_snapshot(error: BaseException, snapshot: FlowSnapshot, stage: str | None,
-                    raw_state: dict[str, Any] | None = None) -> None:
+def attach_snapshot(
+    error: BaseException, snapshot: FlowSnapshot, stage: str | None, raw_state: dict[str, Any] | None = None
+) -> None:
     """Attach the run's served snapshot (and the failing stage id) to a stage's own exception.
 
     ``raw_state`` (real values, for runtimes such as the Agent's crash checkpoint) goes on a private attribute."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -60,14 +61,24 @@ class Redactor:
         return key in self.policy.keys
 
     def observe(self, key: str, value: Any) -> None:
-        """Learn the secret strings under a redacted key so they are scrubbed wherever they reappear."""
+        """Learn the secret strings under a redacted key so they are scrubbed wherever they reappear
+        (also inside JSON text, e.g. a tool result serialised into a message)."""
         if key in self.policy.keys:
             self._collect(value)
-        elif isinstance(value, dict | list):
+        elif isinstance(value, dict | list | str) and self.policy.keys:
             self._walk_for_fields(value, 0)
 
     def _walk_for_fields(self, value: Any, depth: int) -> None:
         if depth > 64:
+            return
+        if isinstance(value, str):
+            text = value.lstrip()
+            if text[:1] in ("{", "[") and len(text) <= _MAX_PATTERN_INPUT and any(k in text for k in self.policy.keys):
+                try:
+                    parsed = json.loads(text)
+                except ValueError:
+                    return
+                self._walk_for_fields(parsed, depth + 1)
             return
         if isinstance(value, dict):
             for k, v in value.items():

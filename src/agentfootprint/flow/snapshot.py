@@ -10,6 +10,8 @@ from agentfootprint.flow._frozen import thaw
 from agentfootprint.flow._namespace import Namespace
 from agentfootprint.flow.commit import Commit
 
+_ABSENT: Any = object()
+
 
 class TreeNode(BaseModel):
     """One executed step; subflow and parallel-branch steps nest under the step that started them."""
@@ -48,6 +50,36 @@ class FlowSnapshot(BaseModel):
             if c.namespace == namespace and c.applied:
                 ns.apply(c.idx, c.writes)
         return thaw(ns.state)  # type: ignore[no-any-return]
+
+    def value_at(self, key: str, idx: int, namespace: str = "", default: Any = None) -> Any:
+        """One key's value right after commit ``idx``, folded from its last ``set``/``delete`` anchor."""
+        anchor: int | None = None
+        for c in reversed(self.commit_log[: idx + 1]):
+            if c.namespace != namespace or not c.applied:
+                continue
+            if c.kind == "subflow-enter" and namespace:
+                anchor = c.idx
+                break
+            if any(w.path == key and w.verb in ("set", "delete") for w in c.writes):
+                anchor = c.idx
+                break
+        value: Any = self.initial_state.get(key, _ABSENT) if (anchor is None and namespace == "") else _ABSENT
+        start = 0 if anchor is None else anchor
+        for c in self.commit_log[start : idx + 1]:
+            if c.namespace != namespace or not c.applied:
+                continue
+            for w in c.writes:
+                if w.path != key:
+                    continue
+                if w.verb == "set":
+                    value = w.value
+                elif w.verb == "delete":
+                    value = _ABSENT
+                elif w.verb == "append":
+                    value = [*(value if isinstance(value, list) else []), *w.value]
+                else:
+                    value = {**(value if isinstance(value, dict) else {}), **w.value}
+        return default if value is _ABSENT else thaw(value)
 
     def replay(self) -> dict[str, Any]:
         """Final root state recomputed from the initial state and the log alone."""

@@ -1,0 +1,66 @@
+"""Explain: backtrack an answer to the context that reached it, rank suspects, prove them by ablation."""
+
+from agentfootprint.explain.backtrack import Backtrack, BacktrackError, Hop, SourceTrail, backtrack
+from agentfootprint.explain.dropped import DroppedContext, find_dropped_context
+from agentfootprint.explain.localize import (
+    LocalizationReport,
+    LocalizeError,
+    RerunReport,
+    Suspect,
+    localize_context_bug,
+    localize_sync,
+    rank_suspects,
+    rerun_without_sources,
+)
+from agentfootprint.explain.recording import (
+    InvalidRecordingError,
+    Recording,
+    load_recording,
+    recording_of,
+    save_recording,
+)
+from agentfootprint.explain.report import report_html
+from agentfootprint.explain.scoring import (
+    CharFrequencyEmbedder,
+    Embedder,
+    LexicalScorer,
+    RankingConfidence,
+    Scorer,
+    SemanticScorer,
+    lexical,
+    ranking_confidence,
+    semantic,
+)
+
+__all__ = [
+    "Backtrack",
+    "BacktrackError",
+    "CharFrequencyEmbedder",
+    "DroppedContext",
+    "Embedder",
+    "Hop",
+    "InvalidRecordingError",
+    "LexicalScorer",
+    "LocalizationReport",
+    "LocalizeError",
+    "RankingConfidence",
+    "Recording",
+    "RerunReport",
+    "Scorer",
+    "SemanticScorer",
+    "SourceTrail",
+    "Suspect",
+    "backtrack",
+    "find_dropped_context",
+    "lexical",
+    "load_recording",
+    "localize_context_bug",
+    "localize_sync",
+    "rank_suspects",
+    "ranking_confidence",
+    "recording_of",
+    "report_html",
+    "rerun_without_sources",
+    "save_recording",
+    "semantic",
+]

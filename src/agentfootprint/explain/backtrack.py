@@ -1,0 +1,371 @@
+"""Backtrack: the exact context that reached a model call, each with its chain from ANSWER back to BORN."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from agentfootprint.errors import AgentFootprintError
+from agentfootprint.flow import Commit, FlowSnapshot
+from agentfootprint.flow._summary import summarize_value
+
+SourceKind = Literal["fact", "steering", "instruction", "skill", "memory", "rag", "tool", "message", "system"]
+HopKind = Literal["answer", "read", "landed", "allowed", "born"]
+_FLAVOR_FACTORY = {
+    "fact": "define_fact",
+    "steering": "define_steering",
+    "instruction": "define_instruction",
+    "skill": "define_skill",
+    "memory": "define_memory",
+    "rag": "define_rag",
+    "custom": "Injection",
+}
+ABLATABLE_KINDS = ("fact", "steering", "instruction", "skill", "tool", "memory", "rag")
+
+
+class BacktrackError(AgentFootprintError, ValueError):
+    """Nothing to backtrack: no recorded model call, or an unknown ``at`` step."""
+
+    code = "ERR_BACKTRACK"
+
+
+class Hop(BaseModel):
+    """One link of a source's chain; ``runtime_stage_id`` is None for a definition (born before the run)."""
+
+    kind: HopKind
+    runtime_stage_id: str | None
+    detail: str
+    note: str | None = None
+
+
+class SourceTrail(BaseModel):
+    """One piece of context that reached the model call, and how it got there."""
+
+    kind: SourceKind
+    id: str
+    text: str
+    slot: Literal["system_prompt", "messages", "tools"]
+    hops: list[Hop]
+    trigger: str | None = None
+    position: int = 0
+
+    @property
+    def ablatable(self) -> bool:
+        return self.kind in ABLATABLE_KINDS
+
+
+class Backtrack(BaseModel):
+    """The answer, the model call that produced it, and every source that reached that call."""
+
+    answer: str | None
+    trigger: str
+    answer_stage: str | None = None
+    sources: list[SourceTrail] = Field(default_factory=list)
+    run_id: str | None = None
+
+    def source(self, source_id: str) -> SourceTrail | None:
+        return next((s for s in self.sources if s.id == source_id), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+    def __str__(self) -> str:
+        lines = [
+            f"ANSWER {summarize_value(self.answer or '', 200)}",
+            f"Decided at {self.trigger}; {len(self.sources)} source(s) reached it:",
+        ]
+        for s in self.sources:
+            lines.append(f"\n[{s.kind}] {s.id}: {summarize_value(s.text, 100)}")
+            for h in s.hops:
+                where = f" {h.runtime_stage_id}" if h.runtime_stage_id else ""
+                note = f" ({h.note})" if h.note else ""
+                lines.append(f"  {h.kind.upper():<8}{where} {h.detail}{note}")
+        return "\n".join(lines)
+
+
+def _snapshot_of(target: Any) -> FlowSnapshot:
+    if isinstance(target, FlowSnapshot):
+        return target
+    last = getattr(target, "last_snapshot", None)
+    if callable(last):
+        snap = last()
+        if snap is None:
+            raise BacktrackError("the agent has no recorded run yet; run it first")
+        return snap  # type: ignore[no-any-return]
+    snap_attr = getattr(target, "snapshot", None)
+    if isinstance(snap_attr, FlowSnapshot):
+        return snap_attr
+    if isinstance(target, dict):
+        return FlowSnapshot.model_validate(target.get("snapshot", target))
+    raise BacktrackError(f"cannot backtrack a {type(target).__name__}: pass an Agent, a snapshot or a recording")
+
+
+def _root_calls(snap: FlowSnapshot) -> list[Commit]:
+    return [c for c in snap.commit_log if c.stage_id == "call-llm" and c.namespace == "" and c.applied]
+
+
+def _trigger_commit(snap: FlowSnapshot, at: str | None) -> Commit:
+    calls = _root_calls(snap)
+    if not calls:
+        raise BacktrackError("no model call was recorded in this run")
+    if at is None:
+        return calls[-1]
+    target = snap.commit(at)
+    if target is None:
+        raise BacktrackError(f"no step '{at[:100]}' in this run")
+    before = [c for c in calls if c.idx <= target.idx]
+    if not before:
+        raise BacktrackError(f"step '{at[:100]}' comes before any model call")
+    return before[-1]
+
+
+def _history_provenance(snap: FlowSnapshot, upto: int) -> list[tuple[int, Any]]:
+    """(commit idx that added it, message) for each history entry as of commit ``upto``."""
+    entries: list[tuple[int, Any]] = []
+    for c in snap.commit_log[: upto + 1]:
+        if c.namespace != "" or not c.applied:
+            continue
+        for w in c.writes:
+            if w.path != "history":
+                continue
+            if w.verb == "set":
+                entries = [(c.idx, m) for m in (w.value or [])]
+            elif w.verb == "append":
+                entries.extend((c.idx, m) for m in (w.value or []))
+            elif w.verb == "delete":
+                entries = []
+    return entries
+
+
+def _born_detail(record: dict[str, Any]) -> str:
+    source = record.get("source", "custom")
+    if source == "system":
+        return "Agent.system(...) — the base system prompt"
+    return f"{_FLAVOR_FACTORY.get(source, 'Injection')}('{record.get('source_id')}')"
+
+
+def _allowed_hop(rid: str, record: dict[str, Any]) -> Hop:
+    """ALLOWED: ``detail`` is exactly the trigger (always / rule / on-tool-return <tool> / llm-activated)."""
+    trigger = str(record.get("trigger") or "always")
+    reason = str(record.get("reason") or "")
+    since = record.get("since_iteration")
+    when = f"active since iteration {since}" if since is not None else None
+    if trigger.startswith("llm-activated") or record.get("source") == "skill":
+        detail, note = "llm-activated", "the model called read_skill"
+    elif trigger.startswith("rule"):
+        label = trigger[5:] if trigger.startswith("rule ") else ""
+        detail, note = "rule", (f"rule {label} held" if label else "its rule held")
+    elif trigger.startswith("on-tool-return"):
+        detail, note = (reason if reason.startswith("on-tool-return ") else trigger), "the named tool returned"
+    else:
+        detail, note = "always", None
+    parts = [p for p in (note, when) if p]
+    return Hop(kind="allowed", runtime_stage_id=rid, detail=detail, note="; ".join(parts) or None)
+
+
+def _injected_sources(
+    snap: FlowSnapshot,
+    call: Commit,
+    answer_hop: Hop,
+    read_hop_detail: str,
+    slot_key: str,
+    records_key: str,
+    slot: Literal["system_prompt", "messages"],
+    start: int,
+) -> list[SourceTrail]:
+    landed_idx = call.reads.get(slot_key)
+    if landed_idx is None:
+        return []
+    landed = snap.commit_log[landed_idx]
+    allowed_idx = landed.reads.get(records_key)
+    if allowed_idx is None:
+        return []
+    allowed = snap.commit_log[allowed_idx]
+    records = snap.value_at(records_key, landed.idx, default=[]) or []
+    out: list[SourceTrail] = []
+    for i, record in enumerate(records):
+        kind = record.get("source", "custom")
+        kind = kind if kind in ("fact", "steering", "instruction", "skill", "memory", "rag", "system") else "fact"
+        out.append(
+            SourceTrail(
+                kind=kind,
+                id=str(record.get("source_id")),
+                text=str(record.get("text", "")),
+                slot=slot,
+                trigger=str(record.get("trigger")),
+                position=start + i,
+                hops=[
+                    answer_hop,
+                    Hop(kind="read", runtime_stage_id=call.runtime_stage_id, detail=read_hop_detail),
+                    Hop(kind="landed", runtime_stage_id=landed.runtime_stage_id, detail=f"wrote {slot_key}"),
+                    _allowed_hop(allowed.runtime_stage_id, record),
+                    Hop(kind="born", runtime_stage_id=None, detail=_born_detail(record)),
+                ],
+            )
+        )
+    return out
+
+
+def _call_that_requested(snap: FlowSnapshot, tool_commit: Commit) -> Commit | None:
+    idx = tool_commit.reads.get("last_response")
+    return snap.commit_log[idx] if idx is not None else None
+
+
+def _route_before(snap: FlowSnapshot, tool_commit: Commit) -> Commit | None:
+    return snap.commit_log[tool_commit.control_idx] if tool_commit.control_idx is not None else None
+
+
+def _args_text(args: Any) -> str:
+    if not isinstance(args, dict):
+        return ""
+    return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)[:60]}" for k, v in args.items())
+
+
+def _history_sources(snap: FlowSnapshot, call: Commit, answer_hop: Hop, start: int) -> list[SourceTrail]:
+    landed_idx = call.reads.get("history")
+    if landed_idx is None:
+        return []
+    out: list[SourceTrail] = []
+    for n, (added_by, message) in enumerate(_history_provenance(snap, landed_idx)):
+        if not isinstance(message, dict):
+            continue
+        adder = snap.commit_log[added_by]
+        read = Hop(kind="read", runtime_stage_id=call.runtime_stage_id, detail=f"read history[{n}]")
+        landed = Hop(kind="landed", runtime_stage_id=adder.runtime_stage_id, detail=f"appended history[{n}]")
+        role = message.get("role")
+        if role == "tool":
+            name = str(message.get("tool_name") or "tool")
+            call_id = str(message.get("tool_call_id") or "")
+            requester = _call_that_requested(snap, adder)
+            route = _route_before(snap, adder)
+            args: Any = {}
+            for req in message.get("tool_calls") or []:
+                args = req.get("args")
+            if requester is not None:
+                response = snap.value_at("last_response", requester.idx, default={}) or {}
+                for tc in response.get("tool_calls", []):
+                    if tc.get("id") == call_id:
+                        args = tc.get("args", {})
+            out.append(
+                SourceTrail(
+                    kind="tool",
+                    id=name,
+                    text=str(message.get("content", "")),
+                    slot="messages",
+                    trigger="tool-result",
+                    position=start + n,
+                    hops=[
+                        answer_hop,
+                        read,
+                        landed,
+                        Hop(
+                            kind="allowed",
+                            runtime_stage_id=route.runtime_stage_id if route else None,
+                            detail="tool-call",
+                            note="the model asked for tools; route chose tool-calls",
+                        ),
+                        Hop(
+                            kind="born",
+                            runtime_stage_id=requester.runtime_stage_id if requester else None,
+                            detail=f"{name}({_args_text(args)}) call {call_id}",
+                        ),
+                    ],
+                )
+            )
+        else:
+            origin = "run input" if adder.stage_id == "seed" else "model turn"
+            out.append(
+                SourceTrail(
+                    kind="message",
+                    id=f"{role}-{n}",
+                    text=str(message.get("content", "")),
+                    slot="messages",
+                    trigger=None,
+                    position=start + n,
+                    hops=[
+                        answer_hop,
+                        read,
+                        landed,
+                        Hop(kind="born", runtime_stage_id=adder.runtime_stage_id, detail=f"{role} message ({origin})"),
+                    ],
+                )
+            )
+    return out
+
+
+def _offered_tool_sources(
+    snap: FlowSnapshot, call: Commit, answer_hop: Hop, have_results: set[str], start: int
+) -> list[SourceTrail]:
+    landed_idx = call.reads.get("tool_specs")
+    if landed_idx is None:
+        return []
+    landed = snap.commit_log[landed_idx]
+    specs = snap.value_at("tool_specs", landed.idx, default=[]) or []
+    injected = {r.get("tool"): r for r in (snap.value_at("tool_injections", landed.idx, default=[]) or [])}
+    out: list[SourceTrail] = []
+    for i, spec in enumerate(specs):
+        name = str(spec.get("name"))
+        if name in have_results:
+            continue
+        record = injected.get(name)
+        allowed = "llm-activated" if record else "always"
+        out.append(
+            SourceTrail(
+                kind="tool",
+                id=name,
+                text=str(spec.get("description", "")),
+                slot="tools",
+                trigger=allowed,
+                position=start + i,
+                hops=[
+                    answer_hop,
+                    Hop(kind="read", runtime_stage_id=call.runtime_stage_id, detail="read tool_specs"),
+                    Hop(kind="landed", runtime_stage_id=landed.runtime_stage_id, detail="wrote tool_specs"),
+                    Hop(
+                        kind="allowed",
+                        runtime_stage_id=landed.runtime_stage_id,
+                        detail=allowed,
+                        note=f"skill '{record.get('source_id')}' is active" if record else None,
+                    ),
+                    Hop(kind="born", runtime_stage_id=None, detail=f"define_tool('{name}')"),
+                ],
+            )
+        )
+    return out
+
+
+def backtrack(target: Any, *, at: str | None = None) -> Backtrack:
+    """Every piece of context that reached the final model call (or the call behind step ``at``), with its chain."""
+    snap = _snapshot_of(target)
+    call = _trigger_commit(snap, at)
+    final = next((c for c in reversed(snap.commit_log) if c.stage_id == "final" and c.applied), None)
+    if at is None and final is not None:
+        answer: str | None = snap.value_at("answer", final.idx)
+        answer_stage: str | None = final.runtime_stage_id
+    else:
+        response = snap.value_at("last_response", call.idx, default={}) or {}
+        answer = response.get("content")
+        answer_stage = call.runtime_stage_id
+    answer_hop = Hop(kind="answer", runtime_stage_id=answer_stage, detail=summarize_value(answer or "", 120))
+    sources: list[SourceTrail] = []
+    sources += _injected_sources(
+        snap,
+        call,
+        answer_hop,
+        "read the system prompt",
+        "system_prompt",
+        "system_prompt_injections",
+        "system_prompt",
+        0,
+    )
+    sources += _injected_sources(
+        snap, call, answer_hop, "read the injected messages", "message_slot", "message_injections", "messages", 1000
+    )
+    history = _history_sources(snap, call, answer_hop, 2000)
+    sources += history
+    sources += _offered_tool_sources(snap, call, answer_hop, {s.id for s in history if s.kind == "tool"}, 100_000)
+    return Backtrack(
+        answer=answer, trigger=call.runtime_stage_id, answer_stage=answer_stage, sources=sources, run_id=snap.run_id
+    )

@@ -1,0 +1,88 @@
+"""The HTML report: self-contained, escaped, culprit highlighted; rendered in headless Chromium."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from agentfootprint._flagship import QUESTION, approved_flipped, refunds_agent
+from agentfootprint.explain import backtrack, localize_context_bug, report_html
+
+
+async def build_report() -> str:
+    agent = refunds_agent()
+    await agent.run(QUESTION)
+    loc = await localize_context_bug(agent, samples=2, outcome_changed=approved_flipped, progress=False)
+    return report_html(backtrack(agent), loc, snapshot=agent.last_snapshot())
+
+
+async def test_report_is_self_contained_and_highlights_culprit() -> None:
+    html = await build_report()
+    assert "<mark class='culprit' data-source='vip-override-fact'>" in html
+    assert "http://" not in html and "https://" not in html and "<script" not in html
+    assert "CAUSAL: ablating fact" in html and "Timeline" in html
+
+
+async def test_report_escapes_hostile_text() -> None:
+    from agentfootprint import Agent, define_fact
+    from agentfootprint.providers import mock
+
+    agent = (
+        Agent.create(provider=mock(reply="<script>alert(1)</script>"), model="m")
+        .fact(define_fact(id="x", data="<img src=x onerror=alert(1)>"))
+        .build()
+    )
+    await agent.run("hi")
+    html = report_html(backtrack(agent))
+    assert "<script>alert" not in html and "<img src=x" not in html and "&lt;img" in html
+
+
+def _chromium() -> str | None:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found:
+        return found
+    if os.geteuid() == 0 and shutil.which("apt-get") and os.environ.get("AGENTFOOTPRINT_NO_APT") is None:
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        subprocess.run(["apt-get", "install", "-y", "-q", "chromium"], env=env, capture_output=True, timeout=600)
+        if not shutil.which("chromium"):
+            subprocess.run(["apt-get", "update", "-q"], env=env, capture_output=True, timeout=600)
+            subprocess.run(["apt-get", "install", "-y", "-q", "chromium"], env=env, capture_output=True, timeout=600)
+    return shutil.which("chromium")
+
+
+@pytest.mark.integration
+async def test_report_renders_in_headless_chromium(tmp_path: Path) -> None:
+    chromium = _chromium()
+    if chromium is None:
+        pytest.skip("headless Chromium is not installed and could not be installed (needs root + apt)")
+    page = tmp_path / "report.html"
+    page.write_text(await build_report())
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--enable-logging=stderr",
+        "--v=0",
+    ]
+    dom = subprocess.run([chromium, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
+    assert 'class="culprit"' in dom.stdout and "vip-override-fact" in dom.stdout
+    assert "Uncaught" not in dom.stderr and "CONSOLE" not in dom.stderr
+    shot = tmp_path / "report.png"
+    subprocess.run(
+        [chromium, *flags, "--window-size=1200,1600", f"--screenshot={shot}", page.as_uri()],
+        capture_output=True,
+        timeout=120,
+    )
+    assert shot.exists() and shot.stat().st_size > 10_000
+    keep = Path(__file__).parents[2] / "bench" / "results" / "report-screenshot.png"
+    shutil.copyfile(shot, keep)
