@@ -11,7 +11,7 @@ from agentfootprint.context import InjectionContext, ToolReturn, evaluate_inject
 from agentfootprint.events import types as ev
 from agentfootprint.flow import FlowChart, Scope, decide, flow_chart, pause, resume_answer
 from agentfootprint.flow._frozen import thaw
-from agentfootprint.providers import LLMRequest, LLMResponse, Message, ToolSpec, Usage
+from agentfootprint.providers import LLMRequest, LLMResponse, Message, ProviderResponseError, ToolSpec, Usage
 from agentfootprint.tools import Tool, ToolContext, execute_tool
 
 STAGE_IDS = (
@@ -183,7 +183,12 @@ def build_agent_chart(config: AgentConfig) -> FlowChart:
             iteration,
         )
         try:
-            response = await _call_provider(rc, scope, request, iteration)
+            try:
+                response = await _call_provider(rc, scope, request, iteration)
+            except RecursionError:
+                raise ProviderResponseError(
+                    "the model's response is nested too deeply to process", provider=config.provider.name
+                ) from None
         except Exception as exc:
             _emit(
                 rc,
@@ -193,7 +198,7 @@ def build_agent_chart(config: AgentConfig) -> FlowChart:
                 iteration,
             )
             raise
-        calls = [c.model_dump(exclude_none=True) for c in response.tool_calls]
+        calls = [_safe_call(c) for c in response.tool_calls]
         scope["last_response"] = {
             "content": response.content,
             "tool_calls": calls,
@@ -276,6 +281,7 @@ def build_agent_chart(config: AgentConfig) -> FlowChart:
         records: list[dict[str, Any]] = []
         returns: list[dict[str, Any]] = []
         activated = list(scope["activated_skills"])
+        offered = {spec["name"] for spec in scope["tool_specs"]}
         for index, call in enumerate(calls):
             call_id, name, args = call["id"], call["name"], thaw(call.get("args", {}))
             if index < len(completed):
@@ -314,11 +320,11 @@ def build_agent_chart(config: AgentConfig) -> FlowChart:
                         cancelled=rc.cancelled,
                     )
                     outcome = await execute_tool(
-                        tools_by_name.get(name),
+                        tools_by_name.get(name) if name in offered else None,
                         name,
                         args,
                         ctx,
-                        available=sorted(tools_by_name),
+                        available=sorted(offered),
                         permission=config.permission,
                         max_result_chars=config.max_result_chars,
                         args_error=call.get("args_error"),
@@ -487,6 +493,36 @@ class _TokenGate:
         piece = scrubbed[self._sent : upto]
         self._sent = upto
         return [piece]
+
+
+_MAX_ARGS_DEPTH = 64
+
+
+def _depth_exceeds(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests deeper than ``limit`` (iterative: hostile input cannot blow the stack)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend((v, depth + 1) for v in item)
+    return False
+
+
+def _safe_call(call: Any) -> dict[str, Any]:
+    """A model's tool call as plain data; arguments nested beyond reason become an arguments error, not a crash."""
+    if _depth_exceeds(call.args, _MAX_ARGS_DEPTH):
+        return {
+            "id": call.id,
+            "name": call.name,
+            "args": {},
+            "args_error": f"arguments are nested more than {_MAX_ARGS_DEPTH} levels deep",
+        }
+    data: dict[str, Any] = call.model_dump(exclude_none=True)
+    return data
 
 
 def _cost(config: AgentConfig, response: LLMResponse) -> float | None:

@@ -46,7 +46,7 @@ class InvalidConversationError(AgentFootprintError, ValueError):
         self.field = field
 
 
-class RunCheckpointError(AgentFootprintError, RuntimeError):
+class RunCheckpointError(AgentFootprintError):
     """A run crashed mid-way; ``checkpoint`` is the last good conversation for ``resume_on_error``.
 
     The raised object is also an instance of the original error's class, so ``except ProviderError`` still works."""
@@ -92,7 +92,7 @@ def as_run_checkpoint_error(exc: BaseException, checkpoint: dict[str, Any]) -> B
         if combined is None:
             combined = type(cls.__name__, (cls, RunCheckpointError), {"__module__": cls.__module__})
             _COMBINED[cls] = combined
-        err: Any = BaseException.__new__(combined)
+        err: Any = cls.__new__(combined, *exc.args)
         err.__dict__.update(getattr(exc, "__dict__", {}))
         if "__notes__" in err.__dict__:
             err.__dict__["__notes__"] = list(err.__dict__["__notes__"])

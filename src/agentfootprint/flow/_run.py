@@ -26,6 +26,7 @@ from agentfootprint.flow.errors import (
     NotSerializableError,
     ParallelBranchError,
     ParallelMergeConflictError,
+    PauseNotAllowedError,
     UnknownBranchError,
     attach_snapshot,
 )
@@ -377,22 +378,37 @@ async def _run_branches(
     """Run children concurrently over the same committed base; record and apply them in declaration order."""
     nodes = [chart.nodes[c] for c in child_ids]
     frames: list[tuple[Node, StageFrame, Scope]] = []
+    visits: list[int] = []
     for child in nodes:
         path = prefix + child.id
         visit = rs.visits.get(path, 0) + 1
         if visit > chart.max_iterations:
             raise LoopLimitError(path, chart.max_iterations)
         rs.visits[path] = visit
+        visits.append(visit)
+        if child.kind == "subflow":  # a mounted chart records its own enter/inner/exit commits
+            frames.append((child, None, None))  # type: ignore[arg-type]
+            continue
         frame = _new_frame(rs, child, prefix, ns, visit, True)
         frames.append((child, frame, Scope(ns, frame)))
 
     results: list[Any] = [None] * len(frames)
     errors: list[BaseException | None] = [None] * len(frames)
+    done_subflows: set[int] = set()
 
     async def one(i: int) -> None:
         child, frame, scope = frames[i]
         try:
-            results[i] = await _run_fn(rs, child, frame, scope)
+            if frame is None:
+                await _run_subflow(rs, child, ns, prefix, owner_rid, visits[i], [], control_idx, fork_branch=child.id)
+                done_subflows.add(i)
+            else:
+                results[i] = await _run_fn(rs, child, frame, scope)
+        except _Paused as paused:
+            errors[i] = PauseNotAllowedError(
+                f"pause() inside parallel branch '{child.id}' is not supported; pause before or after the fork"
+            )
+            del paused
         except BaseException as exc:
             errors[i] = exc
             if owner.fail_fast:
@@ -406,7 +422,14 @@ async def _run_branches(
         except BaseExceptionGroup:
             pass
         for i in range(len(frames)):
-            if errors[i] is None and results[i] is None and not frames[i][2]._staged and _was_cancelled(errors, i):
+            staged = frames[i][2]._staged if frames[i][2] is not None else {}
+            if (
+                errors[i] is None
+                and i not in done_subflows
+                and results[i] is None
+                and not staged
+                and _was_cancelled(errors, i)
+            ):
                 errors[i] = asyncio.CancelledError("cancelled by fail_fast")
     else:
         await asyncio.gather(*(one(i) for i in range(len(frames))))
@@ -415,6 +438,10 @@ async def _run_branches(
     failed: dict[str, BaseException] = {}
     for i, (child, frame, scope) in enumerate(frames):
         exc = errors[i]
+        if frame is None:
+            if exc is not None:
+                failed[child.id] = exc
+            continue
         if exc is not None:
             _fail_record(rs, child, frame, scope, exc, "branch", owner_rid, control_idx, child.id)
             failed[child.id] = exc
@@ -522,6 +549,7 @@ async def _run_subflow(
     visit: int,
     resume: list[CheckpointFrame],
     control_idx: int | None,
+    fork_branch: str | None = None,
 ) -> str | None:
     assert node.subflow is not None
     sub_chart = node.subflow
@@ -558,6 +586,7 @@ async def _run_subflow(
             parent_runtime_stage_id=parent_rid,
             visit=visit,
             control_idx=control_idx,
+            fork_branch=fork_branch,
         )
         sub_ns.apply(commit.idx, writes)
         if rs.dispatch.on_subflow:

@@ -108,7 +108,7 @@ class FlowChartBuilder:
 
     def parallel(
         self,
-        children: Sequence[tuple[str, str, StageFn]],
+        children: Sequence[tuple[Any, ...]],
         *,
         merge: MergeFn | None = None,
         fail_fast: bool = False,
@@ -129,11 +129,27 @@ class FlowChartBuilder:
             )
         )
         for child in children:
-            if not isinstance(child, tuple | list) or len(child) != 3:
-                raise ChartBuildError(f"parallel child of '{fork.id}' must be (id, name, fn)")
-            cid, cname, cfn = child
-            _check_fn(cfn, str(cid))
-            self._add(Node(id=_check_id(cid), name=cname, kind="stage", fn=cfn, branch_of=fork.id))
+            if not isinstance(child, tuple | list) or len(child) not in (3, 5):
+                raise ChartBuildError(
+                    f"parallel child of '{fork.id}' must be (id, name, fn) or (id, name, chart, input_map, output_map)"
+                )
+            cid, cname, cfn = child[0], child[1], child[2]
+            if isinstance(cfn, FlowChart):
+                in_map, out_map = (child[3], child[4]) if len(child) == 5 else (None, None)
+                self._add(
+                    Node(
+                        id=_check_id(cid),
+                        name=cname,
+                        kind="subflow",
+                        subflow=cfn,
+                        input_map=in_map,
+                        output_map=out_map,
+                        branch_of=fork.id,
+                    )
+                )
+            else:
+                _check_fn(cfn, str(cid))
+                self._add(Node(id=_check_id(cid), name=cname, kind="stage", fn=cfn, branch_of=fork.id))
             fork.children.append(cid)
         self._link(fork.id)
         return self

@@ -53,9 +53,18 @@ class _Renderer:
         for c in self.log:
             if c.control_idx is not None and c.kind != "branch":
                 self.branch_name.setdefault(c.control_idx, c.stage_name)
-            if c.kind == "branch" and c.parent_runtime_stage_id:
+            if c.fork_branch and c.kind in ("branch", "subflow-enter") and c.parent_runtime_stage_id:
                 self.forks[c.parent_runtime_stage_id].append(c.stage_name)
         self.forks_told: set[str] = set()
+
+    def _fork_line(self, c: Commit, depth: int) -> None:
+        parent = c.parent_runtime_stage_id
+        if not c.fork_branch or not parent or parent in self.forks_told or c.control_idx:
+            return
+        names = self.forks[parent]
+        self.forks_told.add(parent)
+        plural = "s" if len(names) != 1 else ""
+        self.add("fork", f"[Parallel]: Forking into {len(names)} parallel path{plural}: {', '.join(names)}.", depth, c)
 
     def add(self, type_: str, text: str, depth: int, c: Commit | None) -> None:
         self.out.append(
@@ -185,6 +194,7 @@ class _Renderer:
             ns = c.namespace
             if c.kind == "subflow-enter":
                 d = _depth(_parent_ns(ns))
+                self._fork_line(c, d)
                 self.add("subflow", f"Entering the {c.stage_name} subflow.", d, c)
                 self.steps(c, d + 1, write_prefix="Input:")
                 self.replay[ns] = Namespace(ns)
@@ -201,21 +211,8 @@ class _Renderer:
                     self.add("join", f"[Join]: Merged {keys} from the parallel paths of {c.stage_name}.", d, c)
             else:
                 d = _depth(ns)
-                if (
-                    c.kind == "branch"
-                    and c.parent_runtime_stage_id
-                    and c.parent_runtime_stage_id not in self.forks_told
-                    and not c.control_idx
-                ):
-                    names = self.forks[c.parent_runtime_stage_id]
-                    self.forks_told.add(c.parent_runtime_stage_id)
-                    self.add(
-                        "fork",
-                        f"[Parallel]: Forking into {len(names)} parallel "
-                        f"path{'s' if len(names) != 1 else ''}: {', '.join(names)}.",
-                        d,
-                        c,
-                    )
+                if c.kind == "branch" and not c.control_idx:
+                    self._fork_line(c, d)
                 self.header(c, d)
                 self.steps(c, d + 1)
                 if c.kind in ("decider", "selector") and c.decision is not None and not c.failed:
