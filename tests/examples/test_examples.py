@@ -23,8 +23,17 @@ def test_examples_import_cleanly() -> None:
         runpy.run_path(str(path), run_name="not_main")
 
 
-def test_cli_demo_runs() -> None:
+def test_cli_demo_tells_the_whole_story(tmp_path: Path) -> None:
+    report = tmp_path / "report.html"
     out = subprocess.run(
-        [sys.executable, "-m", "agentfootprint", "demo"], capture_output=True, text=True, check=True, timeout=120
+        [sys.executable, "-m", "agentfootprint", "demo", "--engine", "-o", str(report)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
     ).stdout
-    assert "Narrative" in out and "causal slice" in out
+    assert "Refund APPROVED" in out and "ANSWER" in out and "BORN" in out
+    assert "CAUSAL: ablating fact 'vip-override-fact' flipped the outcome in 3/3" in out
+    assert "Culprit: fact 'vip-override-fact'" in out
+    assert "Why was this letter sent?" in out  # the engine demo's causal slice
+    assert "<mark class='culprit'" in report.read_text()
