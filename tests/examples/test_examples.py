@@ -32,6 +32,7 @@ def test_cli_demo_tells_the_whole_story(tmp_path: Path) -> None:
         text=True,
         check=True,
         timeout=120,
+        env={**os.environ, "COLUMNS": "250"},
     ).stdout
     assert "Refund APPROVED" in out and "ANSWER" in out and "BORN" in out
     assert "CAUSAL: ablating fact 'vip-override-fact' flipped the outcome in 3/3" in out
