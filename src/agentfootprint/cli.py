@@ -53,6 +53,24 @@ def _app() -> Any:
         raise typer.Exit(verify_file(path, public_key=public_key))
 
     @app.command()
+    def serve(
+        target: str,
+        host: str = typer.Option("127.0.0.1", help="Interface to bind (loopback by default)."),
+        port: int = typer.Option(8000),
+        db: str = typer.Option(None, help="Session store: a SQLite path or a postgresql:// DSN (default: memory)."),
+        path: str = typer.Option("/agui", help="The AG-UI endpoint path."),
+    ) -> None:
+        """Serve ``module:factory`` (a no-argument function returning an Agent) over AG-UI."""
+        from agentfootprint.errors import AgentFootprintError
+        from agentfootprint.hosting.serve import serve as run_server
+
+        try:
+            run_server(target, host=host, port=port, db=db, path=path)
+        except AgentFootprintError as exc:
+            print(f"error: {exc}")
+            raise typer.Exit(2) from None
+
+    @app.command()
     def version() -> None:
         """Print the installed version."""
         from agentfootprint import __version__

@@ -251,6 +251,7 @@ def test_segment_accepts_an_audit_head_and_skips_exported_events(result: Any) ->
         run_id=result.run_id,
         next_commit_idx=len(result.snapshot.commit_log),
         last_event_seq=2,
+        last_event_timestamp=part1[-1]["timestamp"],
     )
     part2 = export_audit(result, events=events, segment=head.model_dump())
     assert [r["meta"]["kind"] for r in part2] == ["genesis", "event"]

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentfootprint.flow import flow_chart, pause
-from agentfootprint.flow._frozen import thaw
+from agentfootprint.flow._frozen import deep_equal, thaw
 from agentfootprint.flow.snapshot import FlowSnapshot
 
 KEYS = st.sampled_from(["a", "b", "c", "xs"])
@@ -115,9 +115,7 @@ def test_commits_are_net_change_only(stages: list[list[Any]]) -> None:
         before = r.snapshot.state_at(c.idx - 1) if c.idx else {}
         after = r.snapshot.state_at(c.idx)
         for w in c.writes:
-            assert before.get(w.path, "<missing>") != after.get(w.path, "<missing>") or (w.path in before) != (
-                w.path in after
-            )
+            assert not deep_equal(before.get(w.path, "<missing>"), after.get(w.path, "<missing>"))
         assert len({w.path for w in c.writes}) == len(c.writes)
 
 

@@ -25,7 +25,16 @@ from agentfootprint.agent.errors import (
 )
 from agentfootprint.agent.models import AgentPauseCheckpoint, ConversationCheckpoint, RunResult, StoppedEarly
 from agentfootprint.agent.run_input import normalize_run_input
-from agentfootprint.context import Injection
+from agentfootprint.context import (
+    ContextBudget,
+    Injection,
+    InvalidInjectionError,
+    MemoryInjection,
+    RagInjection,
+    WindowPolicy,
+    ensure_context_event_types,
+    remember_turn,
+)
 from agentfootprint.events import AgentEvent, EventDispatcher
 from agentfootprint.events import types as ev
 from agentfootprint.flow import (
@@ -141,9 +150,46 @@ class AgentBuilder:
         self._config = replace(self._config, keep_events=keep)
         return self
 
+    # -- context engineering: memory, RAG, budgets, window (agentfootprint.context) ---------------------------
+    def memory(self, inj: MemoryInjection) -> AgentBuilder:
+        """Conversation memory from ``define_memory``: recalled per identity, written after each completed turn."""
+        if not isinstance(inj, MemoryInjection):
+            raise AgentBuildError(f"memory() takes an injection from define_memory, got {type(inj).__name__}")
+        return self._inject(inj, "memory")
+
+    def rag(self, inj: RagInjection) -> AgentBuilder:
+        """Retrieval from ``define_rag``: the chunks for each turn land as an injection with their ids."""
+        if not isinstance(inj, RagInjection):
+            raise AgentBuildError(f"rag() takes an injection from define_rag, got {type(inj).__name__}")
+        return self._inject(inj, "rag")
+
+    def context_budget(
+        self, *, system_prompt: int | None = None, messages: int | None = None, tools: int | None = None
+    ) -> AgentBuilder:
+        """Character budgets per slot; going over emits ``context.budget_pressure`` (nothing is cut)."""
+        try:
+            budget = ContextBudget(system_prompt=system_prompt, messages=messages, tools=tools)
+        except InvalidInjectionError as exc:
+            raise AgentBuildError(str(exc)) from None
+        if not budget.limits():
+            raise AgentBuildError("context_budget() needs a budget for at least one slot")
+        self._config = replace(self._config, context_budget=budget)
+        return self
+
+    def window(self, *, max_turns: int | None = None, max_chars: int | None = None) -> AgentBuilder:
+        """Show the model only the last turns (whole oldest turns are dropped from view, never from history)."""
+        try:
+            policy = WindowPolicy(max_turns=max_turns, max_chars=max_chars)
+        except InvalidInjectionError as exc:
+            raise AgentBuildError(str(exc)) from None
+        self._config = replace(self._config, window=policy)
+        return self
+
     def build(self) -> Agent:
         config = replace(self._config, tools=tuple(self._tools), injections=tuple(self._injections))
-        return Agent(config)
+        agent = Agent(config)
+        ensure_context_event_types(agent.events)
+        return agent
 
 
 class Agent:
@@ -207,6 +253,10 @@ class Agent:
             raise UnknownSourceError(f"agent has no context source or tool named: {', '.join(map(str, unknown))[:300]}")
         clone = Agent(self.config.without(set(source_ids)))
         return clone
+
+    def source_ids(self) -> dict[str, str]:
+        """Every ablatable source id (facts, steering, instructions, skills, tools) → its kind."""
+        return self.config.source_ids()
 
     def __repr__(self) -> str:
         return f"<Agent {self.name!r} model={self.config.model!r} tools={len(self.config.tools)}>"
@@ -353,6 +403,14 @@ class Agent:
         finally:
             await self._events.drain(timeout=5)
             CURRENT_RUN.reset(token)
+            if self.config.keep_events and rc.redactor.active:
+                self._rescrub_events(rc.redactor)
+
+    def _rescrub_events(self, redactor: Redactor) -> None:
+        """Kept events are redacted again with everything the run learned (a secret typed before it was known)."""
+        for event in self._last_events:
+            redactor.observe("", event.payload)
+        self._last_events[:] = [e.model_copy(update={"payload": redactor.redact(e.payload)}) for e in self._last_events]
 
     def _emit(self, rc: RunContext, event_type: str, payload: Any) -> None:
         if self._events.has_listeners(event_type):
@@ -425,6 +483,14 @@ class Agent:
             original_input=rc.original_input,
         ).model_dump(mode="json")
         self._last_identity = rc.identity
+        remember_turn(  # context memory: write the completed turn under the run's identity namespace
+            self.config.injections,
+            identity=rc.identity,
+            run_id=flow.run_id,
+            user_message=str(raw.get("user_message") or ""),
+            answer=answer,
+            events=self._events,
+        )
         stopped = raw.get("stopped_early")
         stopped_model = StoppedEarly.model_validate(stopped) if stopped else None
         served_answer = flow.state.get("answer") if isinstance(flow.state.get("answer"), str) else answer

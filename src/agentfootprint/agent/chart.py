@@ -8,6 +8,15 @@ from typing import Any
 from agentfootprint.agent.config import READ_SKILL, AgentConfig, RunContext, current_run
 from agentfootprint.agent.errors import PolicyHaltError
 from agentfootprint.context import InjectionContext, ToolReturn, evaluate_injections
+from agentfootprint.context.budget import (
+    CONTEXT_BUDGET_PRESSURE,
+    CONTEXT_EVICTED,
+    apply_window,
+    check_budget,
+    ensure_context_event_types,
+    slot_breakdown,
+)
+from agentfootprint.context.cache import compute_cache_markers
 from agentfootprint.events import types as ev
 from agentfootprint.flow import FlowChart, Scope, decide, flow_chart, pause, resume_answer
 from agentfootprint.flow._frozen import thaw
@@ -31,6 +40,12 @@ def _emit(rc: RunContext, scope: Scope, event_type: str, payload: Any, iteration
     events = rc.events
     if events.has_listeners(event_type):
         events.emit(event_type, payload, run_id=rc.run_id, runtime_stage_id=scope.runtime_stage_id, iteration=iteration)
+
+
+def _emit_context(rc: RunContext, scope: Scope, event_type: str, payload: Any, iteration: int) -> None:
+    """Emit a context event type that may not be registered on this dispatcher yet (registers it first)."""
+    ensure_context_event_types(rc.events)
+    _emit(rc, scope, event_type, payload, iteration)
 
 
 def read_skill_tool(config: AgentConfig) -> Tool | None:
@@ -70,28 +85,42 @@ def build_agent_chart(config: AgentConfig) -> FlowChart:
     skill_ids = {s.id for s in config.skills}
     scoped = {t.name for s in config.skills if s.scope_tools for t in s.tools}
     base_tools = [t for t in tools_by_name.values() if t.name not in scoped]
+    cache_policies = {i.id: i.cache for i in config.injections}
 
     def seed(scope: Scope) -> None:
-        args = scope.args
-        message = args["message"]
-        scope["run"] = {
-            "run_id": args["run_id"],
-            "agent": config.name,
-            "session_id": args.get("session_id"),
-            "identity": args.get("identity"),
-        }
-        scope["user_message"] = message
-        if args.get("history_complete"):
-            scope["history"] = list(args["history"])
+        rc = current_run(config)
+        if rc.mounted:  # a composition member: the message comes from the mount, the run from the composition
+            message = scope["member_message"]
+            scope["run"] = {
+                "run_id": rc.run_id,
+                "agent": config.name,
+                "session_id": rc.session_id,
+                "identity": rc.identity.model_dump(exclude_none=True) if rc.identity else None,
+                "member": True,
+            }
+            scope["user_message"] = message
+            scope["history"] = [{"role": "user", "content": message}]
         else:
-            scope["history"] = [*args.get("history", ()), {"role": "user", "content": message}]
+            args = scope.args
+            message = args["message"]
+            scope["run"] = {
+                "run_id": args["run_id"],
+                "agent": config.name,
+                "session_id": args.get("session_id"),
+                "identity": args.get("identity"),
+            }
+            scope["user_message"] = message
+            if args.get("history_complete"):
+                scope["history"] = list(args["history"])
+            else:
+                scope["history"] = [*args.get("history", ()), {"role": "user", "content": message}]
         scope["iteration"] = 0
         scope["activated_skills"] = []
         scope["last_tool_results"] = []
         scope["usage_total"] = {"input_tokens": 0, "output_tokens": 0}
 
     def injection_engine(scope: Scope) -> None:
-        rc = current_run()
+        rc = current_run(config)
         iteration = scope["iteration"] + 1
         scope["iteration"] = iteration
         rc.last_completed_iteration = iteration - 1
@@ -105,6 +134,7 @@ def build_agent_chart(config: AgentConfig) -> FlowChart:
             last_tool_results=returns,
             activated_skills=tuple(scope["activated_skills"]),
             identity=rc.identity,
+            run_id=rc.run_id,
         )
         previous = {
             r["source_id"]: r["since_iteration"]
@@ -147,13 +177,32 @@ def build_agent_chart(config: AgentConfig) -> FlowChart:
         scope["tool_specs"] = specs
 
     async def call_llm(scope: Scope) -> None:
-        rc = current_run()
+        rc = current_run(config)
         iteration = scope["iteration"]
         history = scope["history"]
         injected = scope["message_slot"]
         messages = [Message(role=m["role"], content=m["content"]) for m in injected]
-        messages.extend(rc.messages_for(history))
+        conversation = rc.messages_for(history, scope.namespace)
+        # -- context: window (drops oldest turns from view, never from history), cache markers, budgets --
+        if config.window is not None:
+            conversation, dropped = apply_window(conversation, config.window)
+            if dropped:
+                scope["window_dropped"] = dropped
+                _emit_context(rc, scope, CONTEXT_EVICTED, {"slot": "messages", "dropped": dropped}, iteration)
+        messages.extend(conversation)
         specs = scope["tool_specs"]
+        system_records = scope["system_prompt_injections"]
+        markers = compute_cache_markers(system_records, injected, cache_policies)
+        if markers:
+            scope["cache_markers"] = markers
+        if config.context_budget is not None:
+            breakdown = slot_breakdown(system_records, messages[: len(injected)], injected, conversation, specs)
+            pressure = check_budget(config.context_budget, breakdown)
+            if pressure:
+                scope["budget_pressure"] = pressure
+                for p in pressure:
+                    _emit_context(rc, scope, CONTEXT_BUDGET_PRESSURE, {**p, "iteration": iteration}, iteration)
+        # -- end context --
         request = LLMRequest(
             system_prompt=scope["system_prompt"],
             messages=messages,
@@ -253,7 +302,7 @@ def build_agent_chart(config: AgentConfig) -> FlowChart:
 
     def route(scope: Scope) -> Any:
         decision = decide(scope, rules, "final")
-        rc = current_run()
+        rc = current_run(config)
         iteration = scope["iteration"]
         _emit(
             rc,
@@ -269,7 +318,7 @@ def build_agent_chart(config: AgentConfig) -> FlowChart:
         return decision
 
     async def tool_calls(scope: Scope) -> None:
-        rc = current_run()
+        rc = current_run(config)
         iteration = scope["iteration"]
         response = scope["last_response"]
         calls = response["tool_calls"]
@@ -398,7 +447,7 @@ def build_agent_chart(config: AgentConfig) -> FlowChart:
         _emit(rc, scope, ev.AGENT_ITERATION_END, {"iteration": iteration, "tool_calls": len(calls)}, iteration)
 
     def final(scope: Scope) -> None:
-        rc = current_run()
+        rc = current_run(config)
         response = scope["last_response"]
         iteration = scope["iteration"]
         pending = scope["pending_tool_calls"]

@@ -8,8 +8,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from agentfootprint.context import Injection
-from agentfootprint.events import EventDispatcher
+from agentfootprint.context import ContextBudget, Injection, WindowPolicy
 from agentfootprint.flow import RedactionPolicy, Redactor
 from agentfootprint.flow._frozen import thaw
 from agentfootprint.identity import Identity
@@ -41,6 +40,9 @@ class AgentConfig:
     permission: PermissionChecker | None = None
     max_result_chars: int = 100_000
     keep_events: bool = False
+    # context engineering (agentfootprint.context.budget): per-slot budgets that warn; a window over turns
+    context_budget: ContextBudget | None = None
+    window: WindowPolicy | None = None
 
     @property
     def skills(self) -> tuple[Injection, ...]:
@@ -72,7 +74,7 @@ class RunContext:
     """Per-run facts the chart's stages need but that are not state (provider handles, listeners, identity)."""
 
     config: AgentConfig
-    events: EventDispatcher
+    events: Any
     run_id: str
     identity: Identity | None = None
     session_id: str | None = None
@@ -82,23 +84,39 @@ class RunContext:
     last_completed_iteration: int = 0
     budget_warned: bool = False
     original_input: str | None = None
-    _message_cache: list[Message] = field(default_factory=list)
+    mounted: bool = False
+    _message_caches: dict[str, tuple[list[Any], list[Message]]] = field(default_factory=dict)
 
-    def messages_for(self, history: Sequence[Any]) -> list[Message]:
-        """History entries as provider messages; converts only entries added since the last call (linear cost)."""
-        cache = self._message_cache
-        if len(history) < len(cache):
-            cache.clear()
+    def messages_for(self, history: Sequence[Any], key: str = "") -> list[Message]:
+        """History entries as provider messages; converts only entries added since the last call (linear cost).
+
+        Keyed by the chart namespace (members re-entered by a Loop or run side by side never share a cache);
+        a history that is not an extension of the cached one is converted afresh."""
+        sources, cache = self._message_caches.get(key, ([], []))
+        n = len(sources)
+        if n and (len(history) < n or history[0] is not sources[0] or history[n - 1] is not sources[n - 1]):
+            sources, cache = [], []
         for entry in history[len(cache) :]:
+            sources.append(entry)
             cache.append(Message.model_validate(thaw(entry)))
+        self._message_caches[key] = (sources, cache)
         return list(cache)
 
 
 CURRENT_RUN: ContextVar[RunContext | None] = ContextVar("agentfootprint_agent_run", default=None)
+MEMBER_RUNS: ContextVar[dict[int, RunContext] | None] = ContextVar("agentfootprint_member_runs", default=None)
 
 
-def current_run() -> RunContext:
+def current_run(config: AgentConfig | None = None) -> RunContext:
+    """The run this agent's stage serves: its own ``run()``, or the composition run it is mounted in."""
+    members = MEMBER_RUNS.get()
+    if config is not None and members is not None:
+        member = members.get(id(config))
+        if member is not None:
+            return member
     rc = CURRENT_RUN.get()
-    if rc is None:
-        raise RuntimeError("agent stage ran outside an agent run")
-    return rc
+    if rc is not None and (config is None or rc.config is config):
+        return rc
+    from agentfootprint.compose.member_run import MemberIdentityError
+
+    raise MemberIdentityError()

@@ -1,4 +1,4 @@
-"""Tamper-evident audit bundles: hash-chained JSON records (RFC 8785 + SHA-256), offline verification, signing."""
+"""Tamper-evident audit bundles (RFC 8785 + SHA-256 hash chain), offline verification, signing, OTel spans."""
 
 from agentfootprint.audit._canonical import ZERO_HASH, canonical_bytes, record_hash
 from agentfootprint.audit._payload import PayloadMode
@@ -14,6 +14,7 @@ from agentfootprint.audit.export import (
     to_jsonl,
     write_jsonl,
 )
+from agentfootprint.audit.otel import OtelUnavailableError, instrument, otel_available
 from agentfootprint.audit.sign import crypto_available, generate_signing_key, sign_audit
 from agentfootprint.audit.verify import AuditVerification, verify_audit, verify_file
 
@@ -28,12 +29,15 @@ __all__ = [
     "AuditHead",
     "AuditSignatureError",
     "AuditVerification",
+    "OtelUnavailableError",
     "PayloadMode",
     "audit_head",
     "canonical_bytes",
     "crypto_available",
     "export_audit",
     "generate_signing_key",
+    "instrument",
+    "otel_available",
     "record_hash",
     "sign_audit",
     "to_jsonl",

@@ -43,7 +43,11 @@ _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
 
 class AuditHead(BaseModel):
-    """Where a chain ends: last ``seq`` and ``hash``, plus how much of ``run_id`` it already holds."""
+    """Where a chain ends: last ``seq`` and ``hash``, plus how much of ``run_id`` it already holds.
+
+    An event counts as already exported when its ``seq`` is at most ``last_event_seq`` and its timestamp is no
+    later than ``last_event_timestamp`` (a run resumed by a fresh agent restarts event numbering).
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -52,6 +56,7 @@ class AuditHead(BaseModel):
     run_id: str | None = None
     next_commit_idx: int = 0
     last_event_seq: int | None = None
+    last_event_timestamp: str | None = None
 
 
 def _is_int(value: Any) -> bool:
@@ -69,7 +74,7 @@ def audit_head(records: Sequence[Mapping[str, Any]]) -> AuditHead:
     if not _is_int(seq) or not isinstance(head, str) or not _HEX64.match(head):
         raise AuditExportError("segment head record has no valid seq and hash", code="ERR_AUDIT_SEGMENT")
     run_id: str | None = None
-    next_idx, last_event = 0, None
+    next_idx, last_event, last_ts = 0, None, None
     for rec in records:
         meta = rec.get("meta") if isinstance(rec, Mapping) else None
         if not isinstance(meta, Mapping):
@@ -78,12 +83,22 @@ def audit_head(records: Sequence[Mapping[str, Any]]) -> AuditHead:
         if kind == "genesis":
             rid = meta.get("run_id")
             if rid != run_id:
-                run_id, next_idx, last_event = (rid if isinstance(rid, str) else None), 0, None
+                run_id, next_idx, last_event, last_ts = (rid if isinstance(rid, str) else None), 0, None, None
         elif kind == "commit" and _is_int(meta.get("idx")):
             next_idx = max(next_idx, meta["idx"] + 1)
         elif kind == "event" and _is_int(meta.get("event_seq")):
             last_event = meta["event_seq"] if last_event is None else max(last_event, meta["event_seq"])
-    return AuditHead(seq=seq, hash=head, run_id=run_id, next_commit_idx=next_idx, last_event_seq=last_event)
+            ts = rec.get("timestamp")
+            if isinstance(ts, str) and (last_ts is None or ts > last_ts):
+                last_ts = ts
+    return AuditHead(
+        seq=seq,
+        hash=head,
+        run_id=run_id,
+        next_commit_idx=next_idx,
+        last_event_seq=last_event,
+        last_event_timestamp=last_ts,
+    )
 
 
 def _head_of(segment: Any) -> AuditHead | None:
@@ -159,6 +174,13 @@ def _event_seq(meta: Mapping[str, Any]) -> int | None:
     return seq if _is_int(seq) else None
 
 
+def _is_new_event(meta: Mapping[str, Any], after_seq: int | None, after_ts: str | None) -> bool:
+    if after_seq is None or (_event_seq(meta) or 0) > after_seq:
+        return True
+    ts = _iso(meta.get("timestamp"))
+    return after_ts is not None and ts is not None and ts > after_ts
+
+
 def export_audit(
     agent_or_snapshot: Any,
     *,
@@ -179,10 +201,11 @@ def export_audit(
     continues = head is not None and head.run_id == snapshot.run_id
     commits_from = head.next_commit_idx if (head is not None and continues) else 0
     events_after = head.last_event_seq if (head is not None and continues) else None
+    events_after_ts = head.last_event_timestamp if (head is not None and continues) else None
 
     commits = sorted((c for c in snapshot.commit_log if c.idx >= commits_from), key=lambda c: c.idx)
     parts = [_event_parts(e) for e in event_list]
-    parts = [p for p in parts if events_after is None or (_event_seq(p[2]) or 0) > events_after]
+    parts = [p for p in parts if _is_new_event(p[2], events_after, events_after_ts)]
     parts.sort(key=lambda p: _event_seq(p[2]) or 0)
 
     genesis_payload = {

@@ -1,5 +1,14 @@
 """Context engineering: every piece of context is an Injection (slot × trigger × cache), born tracked."""
 
+from agentfootprint.context.budget import (
+    CONTEXT_BUDGET_PRESSURE,
+    CONTEXT_EVICTED,
+    ContextBudget,
+    WindowPolicy,
+    apply_window,
+    ensure_context_event_types,
+)
+from agentfootprint.context.cache import anthropic_cache_control, compute_cache_markers
 from agentfootprint.context.evaluate import evaluate_injections
 from agentfootprint.context.factories import define_fact, define_instruction, define_skill, define_steering
 from agentfootprint.context.injection import (
@@ -9,16 +18,49 @@ from agentfootprint.context.injection import (
     ToolReturn,
     Trigger,
 )
+from agentfootprint.context.memory import (
+    InMemoryMemoryStore,
+    MemoryEntry,
+    MemoryInjection,
+    MemoryNamespace,
+    MemoryStore,
+    SQLiteMemoryStore,
+    define_memory,
+    memory_namespace,
+    remember_turn,
+)
+from agentfootprint.context.rag import BM25Index, Chunk, RagInjection, define_rag
 
 __all__ = [
+    "CONTEXT_BUDGET_PRESSURE",
+    "CONTEXT_EVICTED",
+    "BM25Index",
+    "Chunk",
+    "ContextBudget",
+    "InMemoryMemoryStore",
     "Injection",
     "InjectionContext",
     "InvalidInjectionError",
+    "MemoryEntry",
+    "MemoryInjection",
+    "MemoryNamespace",
+    "MemoryStore",
+    "RagInjection",
+    "SQLiteMemoryStore",
     "ToolReturn",
     "Trigger",
+    "WindowPolicy",
+    "anthropic_cache_control",
+    "apply_window",
+    "compute_cache_markers",
     "define_fact",
     "define_instruction",
+    "define_memory",
+    "define_rag",
     "define_skill",
     "define_steering",
+    "ensure_context_event_types",
     "evaluate_injections",
+    "memory_namespace",
+    "remember_turn",
 ]

@@ -61,10 +61,13 @@ def evaluate_injections(
         if not active:
             continue
         try:
-            text = inj.render(ctx)
+            rendered = inj.render_record(ctx)
         except Exception as exc:
             errors.append({"source_id": inj.id, "error": f"render failed: {type(exc).__name__}: {str(exc)[:200]}"})
             continue
+        if rendered is None:  # nothing to land this iteration (an empty recall or retrieval)
+            continue
+        text, extras = rendered
         active_ids.append(inj.id)
         kinds[inj.trigger.kind] = kinds.get(inj.trigger.kind, 0) + 1
         record = {
@@ -75,6 +78,7 @@ def evaluate_injections(
             "since_iteration": previous.get(inj.id, ctx.iteration),
             "text": text,
         }
+        record.update({k: v for k, v in extras.items() if k not in record})
         if inj.slot == "messages":
             messages.append({**record, "role": inj.role})
         else:

@@ -6,7 +6,9 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
+from agentfootprint.context.cache import check_cache_policy
 from agentfootprint.context.injection import (
+    CachePolicy,
     Content,
     Injection,
     InjectionContext,
@@ -49,9 +51,11 @@ def define_fact(
     slot: Literal["system_prompt", "messages"] = "system_prompt",
     role: Literal["user", "assistant"] = "user",
     description: str = "",
+    cache: CachePolicy = "while-active",
 ) -> Injection:
     """Data the model should know; always on, or while ``active_when(ctx)`` holds."""
     check_injection_id(id)
+    check_cache_policy(cache, id)
     return Injection(
         id=id,
         flavor="fact",
@@ -60,12 +64,16 @@ def define_fact(
         content=_text(data, "data", id),
         role=role,
         description=description,
+        cache=cache,
     )
 
 
-def define_steering(*, id: str, prompt: Content, description: str = "") -> Injection:
+def define_steering(
+    *, id: str, prompt: Content, description: str = "", cache: CachePolicy = "while-active"
+) -> Injection:
     """An always-on rule or persona text in the system prompt."""
     check_injection_id(id)
+    check_cache_policy(cache, id)
     return Injection(
         id=id,
         flavor="steering",
@@ -73,6 +81,7 @@ def define_steering(*, id: str, prompt: Content, description: str = "") -> Injec
         slot="system_prompt",
         content=_text(prompt, "prompt", id),
         description=description,
+        cache=cache,
     )
 
 
@@ -85,10 +94,12 @@ def define_instruction(
     template: bool = False,
     slot: Literal["system_prompt", "messages"] = "system_prompt",
     description: str = "",
+    cache: CachePolicy = "while-active",
 ) -> Injection:
     """Guidance that lands when a rule holds or right after a named tool returned; ``template`` fills
     ``{user_message}``, ``{iteration}``, ``{last_tool_name}``, ``{last_tool_result}`` and state values."""
     check_injection_id(id)
+    check_cache_policy(cache, id)
     if active_when is not None and on_tool_return is not None:
         raise InvalidInjectionError(f"instruction '{id}' takes active_when or on_tool_return, not both")
     if on_tool_return is not None:
@@ -105,6 +116,7 @@ def define_instruction(
         content=_text(prompt, "prompt", id),
         template=template,
         description=description,
+        cache=cache,
     )
 
 
@@ -115,10 +127,12 @@ def define_skill(
     body: Content,
     tools: Sequence[Tool] = (),
     scope_tools: bool = True,
+    cache: CachePolicy = "while-active",
 ) -> Injection:
     """A body of know-how the model activates with ``read_skill(id)``; its tools are offered from then on
     (``scope_tools=False`` offers them from the start)."""
     check_injection_id(id)
+    check_cache_policy(cache, id)
     if not isinstance(description, str) or not description.strip():
         raise InvalidInjectionError(f"skill '{id}' needs a description (the model picks skills by it)")
     for t in tools:
@@ -133,4 +147,5 @@ def define_skill(
         description=description,
         tools=tuple(tools),
         scope_tools=scope_tools,
+        cache=cache,
     )

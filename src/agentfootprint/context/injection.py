@@ -45,6 +45,7 @@ class InjectionContext:
     activated_skills: tuple[str, ...] = ()
     identity: Identity | None = None
     state: Mapping[str, Any] = field(default_factory=dict)
+    run_id: str = ""
 
     @property
     def last_tool_result(self) -> ToolReturn | None:
@@ -100,6 +101,10 @@ class Injection:
         if self.template:
             return self.content.format_map(_TemplateValues(ctx))
         return self.content
+
+    def render_record(self, ctx: InjectionContext) -> tuple[str, dict[str, Any]] | None:
+        """(text, extra record fields) for this iteration; None when there is nothing to land (e.g. empty recall)."""
+        return self.render(ctx), {}
 
 
 class _TemplateValues(dict[str, str]):

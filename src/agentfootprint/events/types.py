@@ -3,6 +3,13 @@
 from __future__ import annotations
 
 __all__ = [
+    "COMPOSITION_BRANCH_COMPLETE",
+    "COMPOSITION_FORK_START",
+    "COMPOSITION_ITERATION_START",
+    "COMPOSITION_ROUTE_DECIDED",
+    "CONTEXT_BUDGET_PRESSURE",
+    "CONTEXT_EVICTED",
+    "MEMORY_WRITTEN",
     "AGENT_ITERATION_END",
     "AGENT_ITERATION_START",
     "AGENT_ROUTE_DECIDED",
@@ -61,6 +68,13 @@ ERROR_PROVIDER = "agentfootprint.error.provider"
 ERROR_RUN = "agentfootprint.error.run"
 COST_USAGE = "agentfootprint.cost.usage"
 COST_BUDGET_WARNING = "agentfootprint.cost.budget_warning"
+CONTEXT_BUDGET_PRESSURE = "agentfootprint.context.budget_pressure"
+CONTEXT_EVICTED = "agentfootprint.context.evicted"
+MEMORY_WRITTEN = "agentfootprint.memory.written"
+COMPOSITION_FORK_START = "agentfootprint.composition.fork_start"
+COMPOSITION_BRANCH_COMPLETE = "agentfootprint.composition.branch_complete"
+COMPOSITION_ROUTE_DECIDED = "agentfootprint.composition.route_decided"
+COMPOSITION_ITERATION_START = "agentfootprint.composition.iteration_start"
 VALIDATION_ARGS_INVALID = "agentfootprint.validation.args_invalid"
 PERMISSION_CHECK = "agentfootprint.permission.check"
 PERMISSION_HALT = "agentfootprint.permission.halt"
@@ -100,6 +114,13 @@ KNOWN_EVENT_TYPES: frozenset[str] = frozenset(
         SKILL_ACTIVATED,
         COMPOSITION_ENTER,
         COMPOSITION_EXIT,
+        CONTEXT_BUDGET_PRESSURE,
+        CONTEXT_EVICTED,
+        MEMORY_WRITTEN,
+        COMPOSITION_FORK_START,
+        COMPOSITION_BRANCH_COMPLETE,
+        COMPOSITION_ROUTE_DECIDED,
+        COMPOSITION_ITERATION_START,
     }
 )
 

@@ -12,7 +12,7 @@ from agentfootprint.flow import Commit, FlowSnapshot
 from agentfootprint.flow._summary import summarize_value
 
 SourceKind = Literal["fact", "steering", "instruction", "skill", "memory", "rag", "tool", "message", "system"]
-HopKind = Literal["answer", "read", "landed", "allowed", "born"]
+HopKind = Literal["answer", "read", "landed", "allowed", "born", "via"]
 _FLAVOR_FACTORY = {
     "fact": "define_fact",
     "steering": "define_steering",
@@ -103,7 +103,8 @@ def _snapshot_of(target: Any) -> FlowSnapshot:
 
 
 def _root_calls(snap: FlowSnapshot) -> list[Commit]:
-    return [c for c in snap.commit_log if c.stage_id == "call-llm" and c.namespace == "" and c.applied]
+    """Applied model calls in any namespace (a composition's members run in subflow namespaces)."""
+    return [c for c in snap.commit_log if c.stage_id == "call-llm" and c.applied]
 
 
 def _trigger_commit(snap: FlowSnapshot, at: str | None) -> Commit:
@@ -121,12 +122,14 @@ def _trigger_commit(snap: FlowSnapshot, at: str | None) -> Commit:
     return before[-1]
 
 
-def _history_provenance(snap: FlowSnapshot, upto: int) -> list[tuple[int, Any]]:
+def _history_provenance(snap: FlowSnapshot, upto: int, namespace: str) -> list[tuple[int, Any]]:
     """(commit idx that added it, message) for each history entry as of commit ``upto``."""
     entries: list[tuple[int, Any]] = []
     for c in snap.commit_log[: upto + 1]:
-        if c.namespace != "" or not c.applied:
+        if c.namespace != namespace or not c.applied:
             continue
+        if c.kind == "subflow-enter":
+            entries = []
         for w in c.writes:
             if w.path != "history":
                 continue
@@ -183,7 +186,7 @@ def _injected_sources(
     if allowed_idx is None:
         return []
     allowed = snap.commit_log[allowed_idx]
-    records = snap.value_at(records_key, landed.idx, default=[]) or []
+    records = snap.value_at(records_key, landed.idx, landed.namespace, default=[]) or []
     out: list[SourceTrail] = []
     for i, record in enumerate(records):
         kind = record.get("source", "custom")
@@ -228,7 +231,7 @@ def _history_sources(snap: FlowSnapshot, call: Commit, answer_hop: Hop, start: i
     if landed_idx is None:
         return []
     out: list[SourceTrail] = []
-    for n, (added_by, message) in enumerate(_history_provenance(snap, landed_idx)):
+    for n, (added_by, message) in enumerate(_history_provenance(snap, landed_idx, call.namespace)):
         if not isinstance(message, dict):
             continue
         adder = snap.commit_log[added_by]
@@ -244,7 +247,7 @@ def _history_sources(snap: FlowSnapshot, call: Commit, answer_hop: Hop, start: i
             for req in message.get("tool_calls") or []:
                 args = req.get("args")
             if requester is not None:
-                response = snap.value_at("last_response", requester.idx, default={}) or {}
+                response = snap.value_at("last_response", requester.idx, requester.namespace, default={}) or {}
                 for tc in response.get("tool_calls", []):
                     if tc.get("id") == call_id:
                         args = tc.get("args", {})
@@ -302,8 +305,10 @@ def _offered_tool_sources(
     if landed_idx is None:
         return []
     landed = snap.commit_log[landed_idx]
-    specs = snap.value_at("tool_specs", landed.idx, default=[]) or []
-    injected = {r.get("tool"): r for r in (snap.value_at("tool_injections", landed.idx, default=[]) or [])}
+    specs = snap.value_at("tool_specs", landed.idx, landed.namespace, default=[]) or []
+    injected = {
+        r.get("tool"): r for r in (snap.value_at("tool_injections", landed.idx, landed.namespace, default=[]) or [])
+    }
     out: list[SourceTrail] = []
     for i, spec in enumerate(specs):
         name = str(spec.get("name"))
@@ -336,19 +341,8 @@ def _offered_tool_sources(
     return out
 
 
-def backtrack(target: Any, *, at: str | None = None) -> Backtrack:
-    """Every piece of context that reached the final model call (or the call behind step ``at``), with its chain."""
-    snap = _snapshot_of(target)
-    call = _trigger_commit(snap, at)
-    final = next((c for c in reversed(snap.commit_log) if c.stage_id == "final" and c.applied), None)
-    if at is None and final is not None:
-        answer: str | None = snap.value_at("answer", final.idx)
-        answer_stage: str | None = final.runtime_stage_id
-    else:
-        response = snap.value_at("last_response", call.idx, default={}) or {}
-        answer = response.get("content")
-        answer_stage = call.runtime_stage_id
-    answer_hop = Hop(kind="answer", runtime_stage_id=answer_stage, detail=summarize_value(answer or "", 120))
+def _sources_for_call(snap: FlowSnapshot, call: Commit, answer_hop: Hop, depth: int) -> list[SourceTrail]:
+    """Everything that reached one model call; for a composition member, also what its input was made of."""
     sources: list[SourceTrail] = []
     sources += _injected_sources(
         snap,
@@ -366,6 +360,79 @@ def backtrack(target: Any, *, at: str | None = None) -> Backtrack:
     history = _history_sources(snap, call, answer_hop, 2000)
     sources += history
     sources += _offered_tool_sources(snap, call, answer_hop, {s.id for s in history if s.kind == "tool"}, 100_000)
+    if call.namespace and depth < 16:
+        sources += _upstream_sources(snap, call, history, answer_hop, depth)
+    return sources
+
+
+def _upstream_sources(
+    snap: FlowSnapshot, call: Commit, history: list[SourceTrail], answer_hop: Hop, depth: int
+) -> list[SourceTrail]:
+    """A member's input message was another member's answer: walk through the mount to that member's sources."""
+    enter = next(
+        (
+            c
+            for c in reversed(snap.commit_log[: call.idx])
+            if c.kind == "subflow-enter" and c.namespace == call.namespace
+        ),
+        None,
+    )
+    if enter is None:
+        return []
+    out: list[SourceTrail] = []
+    message = next((s for s in history if s.kind == "message" and s.id.startswith("user")), None)
+    for key, idx in enter.reads.items():
+        if idx is None:
+            continue
+        handed = snap.commit_log[idx]
+        final_idx = handed.reads.get("answer") if handed.kind == "subflow-exit" else None
+        if final_idx is None:
+            continue
+        upstream_calls = [
+            c for c in _root_calls(snap) if c.idx < final_idx and c.namespace == snap.commit_log[final_idx].namespace
+        ]
+        if not upstream_calls:
+            continue
+        via = Hop(
+            kind="via",
+            runtime_stage_id=enter.runtime_stage_id,
+            detail=f"{key} handed over from {handed.stage_name}'s answer",
+        )
+        lead = message.hops[:3] if message is not None else [answer_hop]
+        for source in _sources_for_call(snap, upstream_calls[-1], answer_hop, depth + 1):
+            out.append(
+                source.model_copy(update={"hops": [*lead, via, *source.hops[1:]], "position": 200_000 + len(out)})
+            )
+    return out
+
+
+def backtrack(target: Any, *, at: str | None = None) -> Backtrack:
+    """Every piece of context that reached the final model call (or the call behind step ``at``), with its chain."""
+    snap = _snapshot_of(target)
+    final = next(
+        (
+            c
+            for c in reversed(snap.commit_log)
+            if c.namespace == "" and c.applied and any(w.path == "answer" for w in c.writes)
+        ),
+        None,
+    )
+    if at is None and final is not None:
+        before = [c for c in _root_calls(snap) if c.idx < final.idx]
+        if not before:
+            raise BacktrackError("no model call was recorded before the answer")
+        call = before[-1]
+    else:
+        call = _trigger_commit(snap, at)
+    if at is None and final is not None:
+        answer: str | None = snap.value_at("answer", final.idx)
+        answer_stage: str | None = final.runtime_stage_id
+    else:
+        response = snap.value_at("last_response", call.idx, call.namespace, default={}) or {}
+        answer = response.get("content")
+        answer_stage = call.runtime_stage_id
+    answer_hop = Hop(kind="answer", runtime_stage_id=answer_stage, detail=summarize_value(answer or "", 120))
+    sources = _sources_for_call(snap, call, answer_hop, depth=0)
     return Backtrack(
         answer=answer, trigger=call.runtime_stage_id, answer_stage=answer_stage, sources=sources, run_id=snap.run_id
     )

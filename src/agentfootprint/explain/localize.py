@@ -156,12 +156,10 @@ async def rerun_answer(agent: Any, seed: int, ignore: Sequence[str] = ()) -> str
     if run_input is None:
         raise LocalizeError("the agent has no recorded run to rerun; run it first")
     clone = agent.without(*ignore)
-    conversation = None
+    kwargs: dict[str, Any] = {"identity": run_input.get("identity"), "seed": seed}
     if run_input.get("history"):
-        conversation = {"run_id": "rerun", "history": run_input["history"]}
-    result = await clone.run(
-        run_input["message"], identity=run_input.get("identity"), seed=seed, continue_from=conversation
-    )
+        kwargs["continue_from"] = {"run_id": "rerun", "history": run_input["history"]}
+    result = await clone.run(run_input["message"], **kwargs)
     return str(result.answer or "")
 
 
@@ -205,7 +203,10 @@ async def localize_context_bug(
         raise LocalizeError("max_suspects and concurrency must be >= 1")
     scorer = scorer or LexicalScorer()
     bt = backtrack(agent)
-    known = set(agent.config.source_ids()) if hasattr(agent, "config") else None
+    if hasattr(agent, "source_ids"):
+        known: set[str] | None = set(agent.source_ids())
+    else:
+        known = set(agent.config.source_ids()) if hasattr(agent, "config") else None
     ranked = rank_suspects(bt, scorer, known)[:max_suspects]
     flags: list[str] = []
     confidence = ranking_confidence([score for _, score in ranked]) if ranked else None

@@ -19,7 +19,7 @@ NodeKind = Literal["stage", "decider", "selector", "fork", "subflow"]
 StageFn = Callable[..., Any]
 MergeFn = Callable[[str, dict[str, Any]], Any]
 InputMap = Callable[[Any], Mapping[str, Any]] | Mapping[str, str] | Iterable[str] | None
-OutputMap = Callable[[Mapping[str, Any]], Mapping[str, Any]] | Mapping[str, str] | Iterable[str] | None
+OutputMap = Callable[[Any], Mapping[str, Any]] | Mapping[str, str] | Iterable[str] | None
 
 DEFAULT_MAX_ITERATIONS = 1000
 

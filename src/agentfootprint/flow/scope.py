@@ -193,6 +193,11 @@ class Scope:
         return self._frame.runtime_stage_id if self._frame is not None else None
 
     @property
+    def namespace(self) -> str:
+        """The chart namespace this stage runs in ("" at the root, the mount path inside a subflow)."""
+        return self._ns.name
+
+    @property
     def run_id(self) -> str | None:
         return self._frame.run.run_id if self._frame is not None else None
 

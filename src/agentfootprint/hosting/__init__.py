@@ -1,6 +1,6 @@
 """Hosting: the AG-UI door. A request is UNTRUSTED input, read, checked and planned by seed 001's rules.
 
-Names load on first use, so ``import agentfootprint.hosting`` stays cheap (``ag_ui`` loads only to check parts)."""
+Names load on first use, so ``import agentfootprint.hosting`` stays cheap (starlette, psycopg load when used)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from agentfootprint.hosting.app import AgentFactory, ServedTurn, ag_ui_app, current_turn
     from agentfootprint.hosting.body import (
         DEFAULT_MAX_BODY_BYTES,
         MAX_JSON_DEPTH,
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
         bind_identity,
         plan_turn,
     )
+    from agentfootprint.hosting.postgres_store import PostgresSessions, postgres_sessions
     from agentfootprint.hosting.refusal import REFUSALS, HostingConfigError, WireRequestRefusal
     from agentfootprint.hosting.request import (
         ID_PATTERN,
@@ -42,8 +44,39 @@ if TYPE_CHECKING:
         read_request,
         run_agent_input_reader,
     )
+    from agentfootprint.hosting.serve import load_factory, open_sessions, serve
+    from agentfootprint.hosting.sessions import (
+        LeaseLostError,
+        MemorySessions,
+        PauseRecord,
+        SessionStore,
+        StoredThreadUnreadableError,
+        ThreadLease,
+        ThreadRecord,
+        memory_sessions,
+    )
+    from agentfootprint.hosting.sqlite_store import SqliteSessions, sqlite_sessions
 
 _EXPORTS: dict[str, str] = {
+    "AgentFactory": "app",
+    "ServedTurn": "app",
+    "ag_ui_app": "app",
+    "current_turn": "app",
+    "PostgresSessions": "postgres_store",
+    "postgres_sessions": "postgres_store",
+    "load_factory": "serve",
+    "open_sessions": "serve",
+    "serve": "serve",
+    "LeaseLostError": "sessions",
+    "MemorySessions": "sessions",
+    "PauseRecord": "sessions",
+    "SessionStore": "sessions",
+    "StoredThreadUnreadableError": "sessions",
+    "ThreadLease": "sessions",
+    "ThreadRecord": "sessions",
+    "memory_sessions": "sessions",
+    "SqliteSessions": "sqlite_store",
+    "sqlite_sessions": "sqlite_store",
     "DEFAULT_MAX_BODY_BYTES": "body",
     "MAX_JSON_DEPTH": "body",
     "check_content_length": "body",
@@ -82,14 +115,25 @@ __all__ = [
     "MAX_ID_LENGTH",
     "MAX_JSON_DEPTH",
     "REFUSALS",
+    "AgentFactory",
     "FrontendTool",
     "HeldPause",
     "HeldThread",
     "HostingConfigError",
+    "LeaseLostError",
+    "MemorySessions",
+    "PauseRecord",
+    "PostgresSessions",
     "RequestFacts",
     "RequestReader",
     "ResumeAnswer",
+    "ServedTurn",
+    "SessionStore",
+    "SqliteSessions",
+    "StoredThreadUnreadableError",
     "ThreadBinder",
+    "ThreadLease",
+    "ThreadRecord",
     "ToolAnswer",
     "TurnPlan",
     "TurnRequest",
@@ -98,15 +142,23 @@ __all__ = [
     "ValidationScope",
     "Validator",
     "WireRequestRefusal",
+    "ag_ui_app",
     "bind_identity",
     "check_content_length",
     "check_turn_request",
+    "current_turn",
+    "load_factory",
+    "memory_sessions",
+    "open_sessions",
     "parse_json_body",
     "plain_json_copy",
     "plan_turn",
+    "postgres_sessions",
     "read_body_capped",
     "read_request",
     "run_agent_input_reader",
+    "serve",
+    "sqlite_sessions",
 ]
 
 

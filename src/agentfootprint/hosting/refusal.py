@@ -46,6 +46,9 @@ REFUSALS: dict[str, tuple[int, str]] = {
     "ERR_AGUI_PAUSE_INCOMPLETE": (409, "the answer does not cover everything the paused run waits on"),
     "ERR_AGUI_TOOL_RESULT_NOT_HELD": (409, "a tool result answers no tool call this thread waits on"),
     "ERR_AGUI_RESUME_NOT_HELD": (409, "a resume entry answers no interrupt this thread waits on"),
+    "ERR_AGUI_THREAD_BUSY": (409, "a turn is already running on this thread"),
+    "ERR_AGUI_THREAD_NOT_FOUND": (404, "no such thread"),
+    "ERR_AGUI_TEXT_REQUIRED": (400, "this agent reads text: the user message carries none"),
 }
 """Every refusal the core raises: code → (status, fixed message). Messages never carry request values."""
 

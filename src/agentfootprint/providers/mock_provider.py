@@ -128,6 +128,7 @@ class MockProvider(BaseProvider):
         respond: RespondFn | None = None,
         name: str = "mock",
         usage: Usage | dict[str, int] | None = None,
+        record_requests: bool = True,
     ) -> None:
         options = (("reply", reply), ("replies", replies), ("respond", respond))
         given = [label for label, value in options if value is not None]
@@ -141,6 +142,7 @@ class MockProvider(BaseProvider):
         if replies is not None and (isinstance(replies, str | bytes | dict) or not isinstance(replies, Sequence)):
             raise ProviderConfigError("mock(replies=...) must be a list of str, dict or LLMResponse")
         self.name = name
+        self.record_requests = record_requests
         self._reply = reply
         self._replies = (
             [coerce_reply(item, f"mock replies[{i}]") for i, item in enumerate(replies)]
@@ -168,10 +170,11 @@ class MockProvider(BaseProvider):
         return f"MockProvider(name={self.name!r}, calls={self._calls})"
 
     def _record(self, request: LLMRequest) -> int:
-        copy = request.model_copy(deep=True)
+        copy = request.model_copy(deep=True) if self.record_requests else None
         with self._lock:
             self._calls += 1
-            self.requests.append(copy)
+            if copy is not None:
+                self.requests.append(copy)
             return self._calls
 
     async def _answer(self, request: LLMRequest, call_number: int) -> LLMResponse:
@@ -227,6 +230,11 @@ def mock(
     respond: RespondFn | None = None,
     name: str = "mock",
     usage: Usage | dict[str, int] | None = None,
+    record_requests: bool = True,
 ) -> MockProvider:
-    """A scripted provider: ``reply`` (always), ``replies`` (in order) or ``respond(request)`` (computed)."""
-    return MockProvider(reply=reply, replies=replies, respond=respond, name=name, usage=usage)
+    """A scripted provider: ``reply`` (always), ``replies`` (in order) or ``respond(request)`` (computed).
+
+    ``record_requests=False`` keeps no transcript (each recorded request is a deep copy: O(history) per call)."""
+    return MockProvider(
+        reply=reply, replies=replies, respond=respond, name=name, usage=usage, record_requests=record_requests
+    )

@@ -1,0 +1,30 @@
+"""Compositions: any runner composes into any other, and one record covers the whole pipeline."""
+
+from agentfootprint.compose._base import Composition, CompositionBuildError
+from agentfootprint.compose.conditional import Conditional
+from agentfootprint.compose.loop import Loop
+from agentfootprint.compose.member_run import (
+    MemberIdentityError,
+    ParentRunRefusedError,
+    ResumeRequestConflictError,
+)
+from agentfootprint.compose.parallel import Parallel
+from agentfootprint.compose.patterns import debate, map_reduce, reflection, router, self_consistency
+from agentfootprint.compose.sequence import Sequence
+
+__all__ = [
+    "Composition",
+    "CompositionBuildError",
+    "Conditional",
+    "Loop",
+    "MemberIdentityError",
+    "Parallel",
+    "ParentRunRefusedError",
+    "ResumeRequestConflictError",
+    "Sequence",
+    "debate",
+    "map_reduce",
+    "reflection",
+    "router",
+    "self_consistency",
+]

@@ -1,0 +1,329 @@
+"""What every composition shares: one run opened at the outermost door, members mounted as subflows."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import uuid
+from collections.abc import Callable, Coroutine, Iterator, Mapping
+from typing import Any, TypeVar
+
+from pydantic import ValidationError
+
+from agentfootprint.agent import Agent, RunResult
+from agentfootprint.agent.config import MEMBER_RUNS, RunContext
+from agentfootprint.agent.models import AgentPauseCheckpoint
+from agentfootprint.agent.run_input import normalize_run_input
+from agentfootprint.compose._events import TeeEvents, composition_dispatcher
+from agentfootprint.compose.member_run import (
+    ParentRunRecord,
+    ResumeRequestConflictError,
+    close_parent_run,
+    open_parent_run,
+    open_run_for,
+    resolve_parent_run,
+)
+from agentfootprint.errors import AgentFootprintError
+from agentfootprint.events import AgentEvent
+from agentfootprint.events import types as ev
+from agentfootprint.flow import FlowChart, FlowResult, FlowSnapshot, InvalidCheckpointError, NarrativeEntry, Scope
+from agentfootprint.flow import render_narrative as _render
+from agentfootprint.flow.redaction import RedactionPolicy, Redactor
+from agentfootprint.identity import Identity, coerce_identity
+
+R = TypeVar("R")
+_SLUG = re.compile(r"[^A-Za-z0-9_.:-]+")
+
+
+class CompositionBuildError(AgentFootprintError, ValueError):
+    """A composition that cannot run as configured (no members, no loop budget, bad names)."""
+
+    code = "ERR_COMPOSITION_BUILD"
+
+
+def member_id(name: str, index: int, taken: set[str]) -> str:
+    """A stage id for a member mount from its display name (unique, without '/' or '#')."""
+    base = _SLUG.sub("-", name).strip("-")[:60] or f"member-{index}"
+    candidate = base
+    n = 2
+    while candidate in taken or candidate in ("seed", "final", "merge", "route", "check", "join"):
+        candidate = f"{base}-{n}"
+        n += 1
+    taken.add(candidate)
+    return candidate
+
+
+def check_runner(runner: Any, where: str) -> Any:
+    if not isinstance(runner, Agent | Composition):
+        raise CompositionBuildError(f"{where} must be an Agent or a composition, got {type(runner).__name__}")
+    return runner
+
+
+def mount_input(message_of: Callable[[Scope], str]) -> Callable[[Scope], dict[str, Any]]:
+    """Input map for a member mount: its message (tracked reads of the parent's state)."""
+
+    def in_map(parent: Scope) -> dict[str, Any]:
+        return {"member_message": message_of(parent)}
+
+    return in_map
+
+
+def mount_output(key: str) -> Callable[[Scope], dict[str, Any]]:
+    """Output map for a member mount: its answer lands under ``key``."""
+
+    def out_map(sub: Scope) -> dict[str, Any]:
+        return {key: sub.get("answer", "")}
+
+    return out_map
+
+
+def seed_stage(scope: Scope) -> None:
+    """A composition's seed: the message it was given (by its caller, or by the mount that holds it)."""
+    message = scope.get("member_message")
+    if message is None:
+        message = scope.args["message"]
+    scope["input"] = message
+
+
+class Composition:
+    """Base of Sequence, Parallel, Conditional and Loop: a chart whose members are mounted runners."""
+
+    kind = "Composition"
+
+    def __init__(self, name: str, members: list[tuple[str, Any]]) -> None:
+        if not members:
+            raise CompositionBuildError(f"{self.kind} needs at least one member")
+        self.name = name
+        self.members = members
+        self._events = composition_dispatcher()
+        self._last_snapshot: FlowSnapshot | None = None
+        self._last_run_input: dict[str, Any] | None = None
+        self._pending: dict[str, Any] | None = None
+        self.chart: FlowChart = self._build_chart()
+
+    # -- subclasses -----------------------------------------------------------------------------------------
+    def _build_chart(self) -> FlowChart:
+        raise NotImplementedError(f"{type(self).__name__} must define its chart")
+
+    def _rebuilt(self, members: list[tuple[str, Any]]) -> Composition:
+        raise NotImplementedError(f"{type(self).__name__} must define how it rebuilds without sources")
+
+    # -- members --------------------------------------------------------------------------------------------
+    def agents(self) -> Iterator[Agent]:
+        """Every agent reachable in this composition (nested compositions included)."""
+        for _, runner in self.members:
+            if isinstance(runner, Agent):
+                yield runner
+            else:
+                yield from runner.agents()
+
+    def source_ids(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for agent in self.agents():
+            out.update(agent.config.source_ids())
+        return out
+
+    def without(self, *source_ids: str) -> Composition:
+        """The same composition with those sources removed from every member that has them."""
+        known = self.source_ids()
+        unknown = [s for s in source_ids if s not in known]
+        if unknown:
+            from agentfootprint.agent import UnknownSourceError
+
+            raise UnknownSourceError(f"no member has a context source or tool named: {', '.join(unknown)[:300]}")
+        members = []
+        for name, runner in self.members:
+            mine = [
+                s
+                for s in source_ids
+                if s in (runner.config.source_ids() if isinstance(runner, Agent) else runner.source_ids())
+            ]
+            members.append((name, runner.without(*mine) if mine else runner))
+        return self._rebuilt(members)
+
+    # -- events and record ----------------------------------------------------------------------------------
+    def on(self, type_or_glob: str, fn: Callable[[AgentEvent], Any]) -> Callable[[], None]:
+        """Listen to composition events and every member agent's events during this composition's runs."""
+        return self._events.on(type_or_glob, fn)
+
+    def last_snapshot(self) -> FlowSnapshot | None:
+        return self._last_snapshot
+
+    def last_narrative(self) -> list[NarrativeEntry]:
+        return _render(self._last_snapshot) if self._last_snapshot is not None else []
+
+    def last_run_input(self) -> dict[str, Any] | None:
+        return dict(self._last_run_input) if self._last_run_input is not None else None
+
+    def _emit(self, event_type: str, payload: Any, run_id: str) -> None:
+        if self._events.has_listeners(event_type):
+            self._events.emit(event_type, payload, run_id=run_id)
+
+    # -- running --------------------------------------------------------------------------------------------
+    def _member_contexts(self, record: ParentRunRecord, seed: int | None) -> dict[int, RunContext]:
+        contexts: dict[int, RunContext] = {}
+        for agent in self.agents():
+            if id(agent.config) in contexts:
+                continue
+            contexts[id(agent.config)] = RunContext(
+                config=agent.config,
+                events=TeeEvents(agent.events, self._events),
+                run_id=record.run_id,
+                identity=record.identity,
+                session_id=record.session_id,
+                seed=seed,
+                redactor=Redactor(agent.config.redaction),
+                cancelled=asyncio.Event(),
+                mounted=True,
+            )
+        return contexts
+
+    def _policy(self) -> RedactionPolicy:
+        policy = RedactionPolicy()
+        for agent in self.agents():
+            policy = policy.union(agent.config.redaction)
+        return policy
+
+    async def run(
+        self,
+        input: Any,
+        *,
+        identity: Identity | Mapping[str, Any] | None = None,
+        session_id: str | None = None,
+        parent_run: str | None = None,
+        seed: int | None = None,
+    ) -> RunResult:
+        """One run of the whole pipeline; members serve this run's identity and run id (never their own)."""
+        door = f"{self.kind}.run"
+        run_input = normalize_run_input(input, door)
+        ident = coerce_identity(identity if identity is not None else run_input.extra.get("identity"))
+        inherited = resolve_parent_run(parent_run, door) if parent_run is not None else None
+        if inherited is not None:
+            record = inherited
+            owned = False
+        else:
+            record = open_parent_run(uuid.uuid4().hex, ident, session_id)
+            owned = True
+        self._last_run_input = {
+            "message": run_input.message,
+            "history": [],
+            "identity": record.identity,
+            "session_id": session_id,
+            "seed": seed,
+        }
+        try:
+            return await self._execute(
+                record,
+                seed,
+                lambda: self.chart.run(
+                    args={"message": run_input.message, "run_id": record.run_id},
+                    redaction=self._policy(),
+                    run_id=record.run_id,
+                ),
+            )
+        finally:
+            if owned:
+                close_parent_run(record)
+
+    def run_sync(self, input: Any, **kwargs: Any) -> RunResult:
+        return _blocking(self.run(input, **kwargs))
+
+    async def _execute(
+        self, record: ParentRunRecord, seed: int | None, start: Callable[[], Coroutine[Any, Any, FlowResult]]
+    ) -> RunResult:
+        token = MEMBER_RUNS.set({**(MEMBER_RUNS.get() or {}), **self._member_contexts(record, seed)})
+        self._emit(ev.COMPOSITION_ENTER, {"composition": self.name, "kind": self.kind}, record.run_id)
+        try:
+            try:
+                flow = await start()
+            except BaseException as exc:
+                snap = getattr(exc, "snapshot", None)
+                if isinstance(snap, FlowSnapshot):
+                    self._last_snapshot = snap
+                if hasattr(exc, "_agentfootprint_raw_state"):
+                    delattr(exc, "_agentfootprint_raw_state")
+                raise
+        finally:
+            MEMBER_RUNS.reset(token)
+            await self._events.drain(timeout=5)
+        self._last_snapshot = flow.snapshot
+        self._emit(ev.COMPOSITION_EXIT, {"composition": self.name, "paused": flow.paused}, record.run_id)
+        if flow.paused:
+            data = flow.checkpoint["pause_data"] if flow.checkpoint else {}
+            cp = AgentPauseCheckpoint(
+                run_id=record.run_id,
+                question=str(data.get("question", "")),
+                tool_call_id=str(data.get("tool_call_id", "")),
+                tool_name=str(data.get("tool_name", "")),
+                identity=record.identity.model_dump(exclude_none=True) if record.identity else None,
+                session_id=record.session_id,
+                flow=flow.checkpoint or {},
+            ).model_dump(mode="json")
+            self._pending = {"question": data.get("question"), "tool_call_id": data.get("tool_call_id")}
+            return RunResult(
+                status="paused",
+                run_id=record.run_id,
+                question=str(flow.pause_data.get("question", "")) if isinstance(flow.pause_data, dict) else None,
+                checkpoint=cp,
+                session_id=record.session_id,
+            )
+        self._pending = None
+        raw = flow.raw_state()
+        answer = flow.state.get("answer") if self._policy().keys or self._policy().patterns else raw.get("answer")
+        return RunResult(
+            status="completed", run_id=record.run_id, answer=str(answer or ""), session_id=record.session_id
+        )
+
+    async def resume(
+        self, checkpoint: Mapping[str, Any], answer: Any = None, *, identity: Identity | Mapping[str, Any] | None = None
+    ) -> RunResult:
+        """Continue a composition paused inside a member (e.g. ``ask_human``); one checkpoint for the whole run."""
+        door = f"{self.kind}.resume"
+        if not isinstance(checkpoint, Mapping):
+            raise InvalidCheckpointError(
+                f"checkpoint must be a dict, got {type(checkpoint).__name__}", field="checkpoint"
+            )
+        try:
+            cp = AgentPauseCheckpoint.model_validate(dict(checkpoint))
+        except ValidationError as err:
+            loc = ".".join(str(p) for p in (err.errors()[0].get("loc", ()) if err.errors() else ()))
+            raise InvalidCheckpointError(
+                f"checkpoint field '{loc[:120]}' is invalid", field=loc or "checkpoint"
+            ) from None
+        ident = coerce_identity(identity) if identity is not None else coerce_identity(cp.identity)
+        still_open = open_run_for(cp.run_id)
+        if still_open is not None and still_open.identity != ident:
+            raise ResumeRequestConflictError(door)
+        try:
+            json.dumps(answer)
+        except (TypeError, ValueError):
+            raise InvalidCheckpointError("answer must be JSON-serialisable", field="answer") from None
+        pause_data = cp.flow.get("pause_data") or {}
+        composite = {
+            "kind": pause_data.get("kind", "ask_human"),
+            "answer": answer,
+            "completed": pause_data.get("completed", []),
+        }
+        record = open_parent_run(cp.run_id, ident, cp.session_id)
+        try:
+            return await self._execute(
+                record, None, lambda: self.chart.resume(cp.flow, composite, redaction=self._policy())
+            )
+        finally:
+            close_parent_run(record)
+
+    def resume_sync(self, checkpoint: Mapping[str, Any], answer: Any = None, **kwargs: Any) -> RunResult:
+        return _blocking(self.resume(checkpoint, answer, **kwargs))
+
+    def __repr__(self) -> str:
+        return f"<{self.kind} {self.name!r} members={[n for n, _ in self.members]}>"
+
+
+def _blocking(coro: Coroutine[Any, Any, R]) -> R:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    coro.close()
+    raise RuntimeError("a *_sync method was called inside a running event loop; await the async method instead")

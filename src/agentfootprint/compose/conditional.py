@@ -1,0 +1,98 @@
+"""Conditional: the first predicate that holds picks the runner; the decision and its evidence are recorded."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from agentfootprint.compose._base import (
+    Composition,
+    CompositionBuildError,
+    check_runner,
+    member_id,
+    mount_input,
+    mount_output,
+    seed_stage,
+)
+from agentfootprint.flow import FlowChart, Scope, decide, flow_chart
+
+Predicate = Callable[[str], bool]
+
+
+class Conditional(Composition):
+    """Routes the message to the first ``when`` whose predicate holds, else to ``otherwise``."""
+
+    kind = "Conditional"
+
+    def __init__(
+        self, name: str, members: list[tuple[str, Any]], predicates: dict[str, Predicate], fallback: str | None
+    ) -> None:
+        self._predicates = predicates
+        self._fallback = fallback
+        super().__init__(name, members)
+
+    @classmethod
+    def create(cls, name: str = "conditional") -> ConditionalBuilder:
+        return ConditionalBuilder(name)
+
+    def _build_chart(self) -> FlowChart:
+        taken: set[str] = set()
+        ids = {name: member_id(name, i, taken) for i, (name, _) in enumerate(self.members)}
+        rules = []
+        for name, _ in self.members:
+            predicate = self._predicates.get(name)
+            if predicate is not None:
+                rules.append(
+                    {"when": (lambda s, p=predicate: bool(p(str(s["input"])))), "then": ids[name], "label": name}
+                )
+        default = ids[self._fallback] if self._fallback else None
+
+        def route(scope: Scope) -> Any:
+            return decide(scope, rules, default)
+
+        builder = flow_chart(self.name, seed_stage, id="seed", description="Take the pipeline's input").decider(
+            "Route", route, id="route", description="Pick the branch whose condition holds"
+        )
+        for name, runner in self.members:
+            builder = builder.branch(
+                ids[name],
+                name,
+                runner.chart,
+                input_map=mount_input(lambda p: str(p["input"])),
+                output_map=mount_output("answer"),
+            )
+        return builder.end().build()
+
+    def _rebuilt(self, members: list[tuple[str, Any]]) -> Conditional:
+        return Conditional(self.name, members, self._predicates, self._fallback)
+
+
+class ConditionalBuilder:
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._members: list[tuple[str, Any]] = []
+        self._predicates: dict[str, Predicate] = {}
+        self._fallback: str | None = None
+
+    def _add(self, name: str, runner: Any) -> None:
+        if any(n == name for n, _ in self._members):
+            raise CompositionBuildError(f"Conditional '{self._name}' has two branches named '{name}'")
+        self._members.append((name, check_runner(runner, f"branch '{name}'")))
+
+    def when(self, name: str, predicate: Predicate, runner: Any) -> ConditionalBuilder:
+        """``predicate(message) -> bool``; evaluated in declaration order, first match wins."""
+        if not callable(predicate):
+            raise CompositionBuildError(f"when('{name}') needs a callable predicate")
+        self._add(name, runner)
+        self._predicates[name] = predicate
+        return self
+
+    def otherwise(self, name: str, runner: Any) -> ConditionalBuilder:
+        self._add(name, runner)
+        self._fallback = name
+        return self
+
+    def build(self) -> Conditional:
+        if not self._predicates:
+            raise CompositionBuildError(f"Conditional '{self._name}' needs at least one when(...)")
+        return Conditional(self._name, self._members, self._predicates, self._fallback)

@@ -1,0 +1,322 @@
+"""Conversation memory: turns stored per identity namespace, recalled into a slot as a tracked injection."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from agentfootprint.context._events import MEMORY_WRITTEN, ensure_context_event_types
+from agentfootprint.context.cache import check_cache_policy
+from agentfootprint.context.factories import _slot
+from agentfootprint.context.injection import (
+    CachePolicy,
+    Injection,
+    InjectionContext,
+    InvalidInjectionError,
+    Trigger,
+    check_injection_id,
+)
+from agentfootprint.events import EventDispatcher
+from agentfootprint.identity import Identity
+
+DEFAULT_MEMORY_HEADER = "Conversation memory (earlier turns, oldest first):"
+_MAX_RECALL_TURNS = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryNamespace:
+    """Where a memory's entries live: the memory id and the run's identity (an anonymous run gets its own)."""
+
+    memory_id: str
+    tenant: str | None = None
+    principal: str | None = None
+    conversation_id: str | None = None
+    anonymous: bool = False
+
+    def key(self) -> str:
+        """A stable, unambiguous string key (None and "" stay distinct)."""
+        return json.dumps(
+            [self.memory_id, self.tenant, self.principal, self.conversation_id, self.anonymous], separators=(",", ":")
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        """The namespace as recorded on injection records and events."""
+        out: dict[str, Any] = {"tenant": self.tenant, "principal": self.principal}
+        out["conversation_id"] = self.conversation_id
+        if self.anonymous:
+            out["anonymous"] = True
+        return out
+
+
+def memory_namespace(memory_id: str, identity: Identity | None, run_id: str) -> MemoryNamespace:
+    """The run's namespace: its identity, or ``{conversation_id: run_id}`` (never shared) when it has none."""
+    if identity is None or (
+        identity.tenant is None and identity.principal is None and identity.conversation_id is None
+    ):
+        return MemoryNamespace(memory_id=memory_id, conversation_id=run_id, anonymous=True)
+    return MemoryNamespace(
+        memory_id=memory_id,
+        tenant=identity.tenant,
+        principal=identity.principal,
+        conversation_id=identity.conversation_id,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryEntry:
+    """One remembered message of a completed turn."""
+
+    id: str
+    role: Literal["user", "assistant"]
+    content: str
+    run_id: str = ""
+    created_at: float = 0.0
+
+
+@runtime_checkable
+class MemoryStore(Protocol):
+    """Storage for memory entries, strictly per namespace; ``append`` ignores entry ids already stored."""
+
+    def append(self, namespace: MemoryNamespace, entries: Sequence[MemoryEntry]) -> None: ...
+
+    def load(self, namespace: MemoryNamespace, *, last: int | None = None) -> list[MemoryEntry]: ...
+
+    def clear(self, namespace: MemoryNamespace) -> int: ...
+
+
+class InMemoryMemoryStore:
+    """A process-local memory store (tests, demos, single-process services)."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, list[MemoryEntry]] = {}
+        self._lock = threading.Lock()
+
+    def append(self, namespace: MemoryNamespace, entries: Sequence[MemoryEntry]) -> None:
+        """Add entries in order; an id already stored in this namespace is skipped (idempotent replays)."""
+        with self._lock:
+            bucket = self._entries.setdefault(namespace.key(), [])
+            known = {e.id for e in bucket}
+            for entry in entries:
+                if entry.id not in known:
+                    bucket.append(entry)
+                    known.add(entry.id)
+
+    def load(self, namespace: MemoryNamespace, *, last: int | None = None) -> list[MemoryEntry]:
+        """Entries of this namespace, oldest first; ``last`` keeps only the newest ones."""
+        with self._lock:
+            bucket = list(self._entries.get(namespace.key(), ()))
+        return bucket[-last:] if last is not None and last > 0 else ([] if last == 0 else bucket)
+
+    def clear(self, namespace: MemoryNamespace) -> int:
+        """Forget a namespace; returns how many entries were dropped."""
+        with self._lock:
+            return len(self._entries.pop(namespace.key(), []))
+
+
+class SQLiteMemoryStore:
+    """A durable memory store on stdlib ``sqlite3`` (WAL journal); safe to share across threads of one process."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        if self.path != ":memory:":
+            self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA busy_timeout=5000")
+        self._conn.execute(
+            "CREATE TABLE IF NOT EXISTS memory_entries ("
+            " seq INTEGER PRIMARY KEY AUTOINCREMENT, ns TEXT NOT NULL, entry_id TEXT NOT NULL,"
+            " role TEXT NOT NULL, content TEXT NOT NULL, run_id TEXT NOT NULL, created_at REAL NOT NULL,"
+            " UNIQUE (ns, entry_id))"
+        )
+        self._conn.execute("CREATE INDEX IF NOT EXISTS memory_entries_ns ON memory_entries (ns, seq)")
+
+    def append(self, namespace: MemoryNamespace, entries: Sequence[MemoryEntry]) -> None:
+        """Add entries in order in one transaction; ids already stored in this namespace are skipped."""
+        rows = [(namespace.key(), e.id, e.role, e.content, e.run_id, e.created_at) for e in entries]
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._conn.executemany(
+                    "INSERT OR IGNORE INTO memory_entries (ns, entry_id, role, content, run_id, created_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    rows,
+                )
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def load(self, namespace: MemoryNamespace, *, last: int | None = None) -> list[MemoryEntry]:
+        """Entries of this namespace, oldest first; ``last`` keeps only the newest ones."""
+        sql = "SELECT entry_id, role, content, run_id, created_at FROM memory_entries WHERE ns = ? ORDER BY seq DESC"
+        params: tuple[Any, ...] = (namespace.key(),)
+        if last is not None:
+            sql += " LIMIT ?"
+            params = (*params, max(0, int(last)))
+        with self._lock:
+            rows = self._conn.execute(sql, params).fetchall()
+        return [
+            MemoryEntry(
+                id=r[0], role="assistant" if r[1] == "assistant" else "user", content=r[2], run_id=r[3], created_at=r[4]
+            )
+            for r in reversed(rows)
+        ]
+
+    def clear(self, namespace: MemoryNamespace) -> int:
+        """Forget a namespace; returns how many entries were dropped."""
+        with self._lock:
+            cur = self._conn.execute("DELETE FROM memory_entries WHERE ns = ?", (namespace.key(),))
+            return int(cur.rowcount)
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock:
+            self._conn.close()
+
+
+RecallFn = Callable[[list[MemoryEntry], InjectionContext], Sequence[MemoryEntry]]
+
+
+def _format_entries(header: str, entries: Sequence[MemoryEntry]) -> str:
+    lines = [header] if header else []
+    for e in entries:
+        lines.append(f"{'User' if e.role == 'user' else 'Assistant'}: {e.content}")
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryInjection(Injection):
+    """An Injection whose text is recalled from a store for the run's identity namespace."""
+
+    store: MemoryStore = field(default_factory=InMemoryMemoryStore)
+    recall: int | RecallFn = 5
+    header: str = DEFAULT_MEMORY_HEADER
+
+    def namespace(self, ctx: InjectionContext) -> MemoryNamespace:
+        """This memory's namespace for the run behind ``ctx``."""
+        return memory_namespace(self.id, ctx.identity, ctx.run_id)
+
+    def recall_entries(self, ctx: InjectionContext) -> list[MemoryEntry]:
+        """The entries that land this iteration (last ``k`` turns, or what the recall callable picks)."""
+        ns = self.namespace(ctx)
+        if isinstance(self.recall, int):
+            return self.store.load(ns, last=2 * self.recall) if self.recall > 0 else []
+        picked = self.recall(list(self.store.load(ns)), ctx)
+        return [e for e in picked if isinstance(e, MemoryEntry)]
+
+    def render(self, ctx: InjectionContext) -> str:
+        """The recalled text ("" when nothing is remembered)."""
+        rendered = self.render_record(ctx)
+        return rendered[0] if rendered is not None else ""
+
+    def render_record(self, ctx: InjectionContext) -> tuple[str, dict[str, Any]] | None:
+        """Recalled text plus the entry ids and namespace, or None when nothing is remembered."""
+        entries = self.recall_entries(ctx)
+        if not entries:
+            return None
+        extras = {"entry_ids": [e.id for e in entries], "namespace": self.namespace(ctx).as_dict()}
+        return _format_entries(self.header, entries), extras
+
+    def remember(self, identity: Identity | None, run_id: str, user_message: str, answer: str) -> list[str]:
+        """Store a completed turn (user message, then the answer if any); returns the entry ids written."""
+        now = time.time()
+        entries = [MemoryEntry(id=f"{run_id}:user", role="user", content=user_message, run_id=run_id, created_at=now)]
+        if answer:
+            entries.append(
+                MemoryEntry(id=f"{run_id}:assistant", role="assistant", content=answer, run_id=run_id, created_at=now)
+            )
+        self.store.append(memory_namespace(self.id, identity, run_id), entries)
+        return [e.id for e in entries]
+
+
+def define_memory(
+    *,
+    id: str,
+    store: MemoryStore | None = None,
+    slot: Literal["system_prompt", "messages"] = "system_prompt",
+    recall: int | RecallFn = 5,
+    role: Literal["user", "assistant"] = "user",
+    header: str = DEFAULT_MEMORY_HEADER,
+    cache: CachePolicy = "while-active",
+    description: str = "",
+) -> MemoryInjection:
+    """Conversation memory per identity ``{tenant, principal, conversation_id}``: recalls the last ``recall``
+    turns (or what a ``recall(entries, ctx)`` callable picks) into ``slot``; completed turns are written back."""
+    check_injection_id(id)
+    store = InMemoryMemoryStore() if store is None else store
+    if not isinstance(store, MemoryStore):
+        raise InvalidInjectionError(f"memory '{id}' store must implement append/load/clear, got {type(store).__name__}")
+    if isinstance(recall, bool) or not (
+        (isinstance(recall, int) and 0 <= recall <= _MAX_RECALL_TURNS) or callable(recall)
+    ):
+        raise InvalidInjectionError(f"memory '{id}' recall must be a turn count 0..{_MAX_RECALL_TURNS} or a callable")
+    if not isinstance(header, str):
+        raise InvalidInjectionError(f"memory '{id}' header must be a string")
+    check_cache_policy(cache, id)
+    return MemoryInjection(
+        id=id,
+        flavor="memory",
+        trigger=Trigger(kind="always"),
+        slot=_slot(slot),
+        content="",
+        cache=cache,
+        role=role,
+        description=description,
+        store=store,
+        recall=recall,
+        header=header,
+    )
+
+
+def remember_turn(
+    injections: Sequence[Injection],
+    *,
+    identity: Identity | None,
+    run_id: str,
+    user_message: str,
+    answer: str,
+    events: EventDispatcher | None = None,
+) -> list[dict[str, Any]]:
+    """After a completed turn, write it to every memory injection's store; a failing store is reported in the
+    returned records (and the ``memory.written`` event) instead of failing the finished turn."""
+    written: list[dict[str, Any]] = []
+    for inj in injections:
+        if not isinstance(inj, MemoryInjection):
+            continue
+        record: dict[str, Any] = {
+            "source_id": inj.id,
+            "namespace": memory_namespace(inj.id, identity, run_id).as_dict(),
+        }
+        try:
+            record["entry_ids"] = inj.remember(identity, run_id, user_message, answer)
+        except Exception as exc:
+            record["entry_ids"] = []
+            record["error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
+        written.append(record)
+        if events is not None:
+            ensure_context_event_types(events)
+            if events.has_listeners(MEMORY_WRITTEN):
+                events.emit(MEMORY_WRITTEN, dict(record), run_id=run_id)
+    return written
+
+
+__all__ = [
+    "DEFAULT_MEMORY_HEADER",
+    "MEMORY_WRITTEN",
+    "InMemoryMemoryStore",
+    "MemoryEntry",
+    "MemoryInjection",
+    "MemoryNamespace",
+    "MemoryStore",
+    "SQLiteMemoryStore",
+    "define_memory",
+    "memory_namespace",
+    "remember_turn",
+]

@@ -1,0 +1,165 @@
+"""Served threads in PostgreSQL (psycopg 3, imported on first use): for several host replicas on one database."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from agentfootprint.hosting.refusal import HostingConfigError
+from agentfootprint.hosting.sessions import (
+    DEFAULT_LEASE_SECONDS,
+    LeaseLostError,
+    ThreadLease,
+    ThreadRecord,
+    claim_thread,
+    decode_record,
+    encode_record,
+)
+from agentfootprint.hosting.sqlite_store import DEFAULT_TABLE, check_table_name
+
+__all__ = ["PostgresSessions", "postgres_sessions"]
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS {table} ("
+    "thread_id TEXT PRIMARY KEY, owner TEXT, messages TEXT NOT NULL, conversation TEXT, pause TEXT, "
+    "lease TEXT, lease_until DOUBLE PRECISION, updated_at DOUBLE PRECISION NOT NULL)"
+)
+
+
+class PostgresSessions:
+    """A ``SessionStore`` in PostgreSQL: the busy mark takes the thread's row lock (``SELECT ... FOR UPDATE``)."""
+
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        lease_seconds: float = DEFAULT_LEASE_SECONDS,
+        table: str = DEFAULT_TABLE,
+        pool_size: int = 10,
+    ) -> None:
+        if not isinstance(dsn, str) or not dsn:
+            raise HostingConfigError("postgres_sessions needs a connection string")
+        if not isinstance(pool_size, int) or pool_size < 1:
+            raise HostingConfigError("pool_size must be a positive int")
+        self._dsn = dsn
+        self._table = check_table_name(table)
+        self._lease_seconds = float(lease_seconds)
+        self._pool_size = pool_size
+        self._idle: list[Any] = []
+        self._slots: asyncio.Semaphore | None = None
+        self._ready = False
+        self._creating: asyncio.Lock | None = None
+
+    @asynccontextmanager
+    async def _connection(self) -> AsyncIterator[Any]:
+        try:
+            import psycopg
+        except ImportError:
+            raise HostingConfigError("postgres_sessions needs psycopg: pip install 'psycopg[binary]'") from None
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self._pool_size)
+        async with self._slots:
+            conn = self._idle.pop() if self._idle else await psycopg.AsyncConnection.connect(self._dsn)
+            try:
+                if not self._ready:
+                    await self._create_table(conn)
+                yield conn
+            finally:
+                if conn.closed or conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                    await _close_quietly(conn)
+                else:
+                    self._idle.append(conn)
+
+    async def _create_table(self, conn: Any) -> None:
+        import psycopg
+
+        if self._creating is None:
+            self._creating = asyncio.Lock()
+        async with self._creating:
+            if self._ready:
+                return
+            try:
+                async with conn.transaction():
+                    await conn.execute(_SCHEMA.format(table=self._table))
+            except psycopg.errors.UniqueViolation:  # another process created it at the same moment
+                async with conn.transaction():
+                    await conn.execute(_SCHEMA.format(table=self._table))
+            self._ready = True
+
+    async def acquire(self, thread_id: str, owner: str | None) -> ThreadLease:
+        """Owner check and busy mark in one transaction holding the row lock."""
+        async with self._connection() as conn, conn.transaction():
+            now = time.time()
+            token = uuid.uuid4().hex
+            cursor = await conn.execute(
+                f"INSERT INTO {self._table} (thread_id, owner, messages, lease, lease_until, updated_at) "
+                "VALUES (%s, %s, '[]', %s, %s, %s) ON CONFLICT (thread_id) DO NOTHING",
+                (thread_id, owner, token, now + self._lease_seconds, now),
+            )
+            if cursor.rowcount == 1:
+                return ThreadLease(thread_id, token, ThreadRecord(), created=True)
+            cursor = await conn.execute(
+                f"SELECT owner, messages, conversation, pause, lease_until FROM {self._table} "
+                "WHERE thread_id = %s FOR UPDATE",
+                (thread_id,),
+            )
+            row = await cursor.fetchone()
+            if row is None:
+                raise LeaseLostError(f"thread {thread_id!r} vanished while it was being claimed")
+            new_owner = claim_thread(row[0], owner, row[4], now)
+            record = decode_record(thread_id, row[1], row[2], row[3])
+            await conn.execute(
+                f"UPDATE {self._table} SET owner = %s, lease = %s, lease_until = %s WHERE thread_id = %s",
+                (new_owner, token, now + self._lease_seconds, thread_id),
+            )
+            return ThreadLease(thread_id, token, record)
+
+    async def save(self, lease: ThreadLease, record: ThreadRecord) -> None:
+        """Write and free, only while this lease holds the thread."""
+        messages, conversation, pause = encode_record(record)
+        async with self._connection() as conn, conn.transaction():
+            cursor = await conn.execute(
+                f"UPDATE {self._table} SET messages = %s, conversation = %s, pause = %s, lease = NULL, "
+                "lease_until = NULL, updated_at = %s WHERE thread_id = %s AND lease = %s",
+                (messages, conversation, pause, time.time(), lease.thread_id, lease.token),
+            )
+            if cursor.rowcount != 1:
+                raise LeaseLostError(f"thread {lease.thread_id!r} is no longer held by this turn")
+
+    async def release(self, lease: ThreadLease) -> None:
+        """Free without writing; drop a thread this lease created and nobody saved."""
+        async with self._connection() as conn, conn.transaction():
+            if lease.created:
+                await conn.execute(
+                    f"DELETE FROM {self._table} WHERE thread_id = %s AND lease = %s AND messages = '[]' "
+                    "AND conversation IS NULL AND pause IS NULL",
+                    (lease.thread_id, lease.token),
+                )
+            await conn.execute(
+                f"UPDATE {self._table} SET lease = NULL, lease_until = NULL WHERE thread_id = %s AND lease = %s",
+                (lease.thread_id, lease.token),
+            )
+
+    async def close(self) -> None:
+        """Close the idle connections."""
+        idle, self._idle = self._idle, []
+        for conn in idle:
+            await _close_quietly(conn)
+
+
+async def _close_quietly(conn: Any) -> None:
+    try:
+        await conn.close()
+    except Exception:  # a broken connection is being dropped anyway
+        return
+
+
+def postgres_sessions(
+    dsn: str, *, lease_seconds: float = DEFAULT_LEASE_SECONDS, table: str = DEFAULT_TABLE, pool_size: int = 10
+) -> PostgresSessions:
+    """A ``SessionStore`` in PostgreSQL at ``dsn`` (``postgresql://...``); psycopg is imported on first use."""
+    return PostgresSessions(dsn, lease_seconds=lease_seconds, table=table, pool_size=pool_size)

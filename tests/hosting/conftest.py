@@ -1,0 +1,106 @@
+"""Hosting fixtures: a throwaway PostgreSQL 15 on loopback (skipped, with the reason, when it cannot start)."""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+PG_BIN_CANDIDATES = (Path("/usr/lib/postgresql/15/bin"),)
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _pg_bin() -> Path | None:
+    try:
+        listed = subprocess.run(["dpkg", "-L", "postgresql-15"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        listed = ""
+    for line in listed.splitlines():
+        if line.endswith("/bin/initdb"):
+            return Path(line).parent
+    for candidate in PG_BIN_CANDIDATES:
+        if (candidate / "initdb").exists():
+            return candidate
+    return None
+
+
+@pytest.fixture(scope="session")
+def postgres_dsn() -> Iterator[str]:
+    """A DSN for a fresh PostgreSQL 15 server in a temp dir on a free loopback port; stopped after the session."""
+    pytest.importorskip("psycopg", reason="psycopg is not installed")
+    bin_dir = _pg_bin()
+    if bin_dir is None:
+        pytest.skip("PostgreSQL 15 server binaries not found (dpkg -L postgresql-15)")
+    user: str | None = None
+    if os.geteuid() == 0:
+        try:
+            pwd.getpwnam("postgres")
+            user = "postgres"
+        except KeyError:
+            pytest.skip("running as root and there is no 'postgres' system user to run the server as")
+    root = Path(tempfile.mkdtemp(prefix="af-pg-"))
+    data, sockets = root / "data", root / "sock"
+    sockets.mkdir()
+    if user is not None:
+        entry = pwd.getpwnam(user)
+        root.chmod(0o755)
+        for path in (root, sockets):
+            os.chown(path, entry.pw_uid, entry.pw_gid)
+    port = free_port()
+    run_as: dict[str, Any] = {"user": user} if user is not None else {}
+    try:
+        subprocess.run(
+            [str(bin_dir / "initdb"), "-D", str(data), "-U", "test", "--auth=trust", "-E", "UTF8", "--no-sync"],
+            check=True,
+            capture_output=True,
+            timeout=120,
+            **run_as,
+        )
+        options = f"-p {port} -k {sockets} -c listen_addresses=127.0.0.1 -c fsync=off"
+        subprocess.run(
+            [
+                str(bin_dir / "pg_ctl"),
+                "-D",
+                str(data),
+                "-o",
+                options,
+                "-l",
+                str(root / "log"),
+                "-w",
+                "-t",
+                "60",
+                "start",
+            ],
+            check=True,
+            capture_output=True,
+            timeout=90,
+            **run_as,
+        )
+    except (OSError, subprocess.SubprocessError) as err:
+        shutil.rmtree(root, ignore_errors=True)
+        pytest.skip(f"could not start a throwaway PostgreSQL: {type(err).__name__}")
+    try:
+        yield f"postgresql://test@127.0.0.1:{port}/postgres"
+    finally:
+        subprocess.run(
+            [str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"],
+            capture_output=True,
+            timeout=60,
+            **run_as,
+        )
+        shutil.rmtree(root, ignore_errors=True)
