@@ -10,7 +10,10 @@ def _app() -> Any:
     import typer
 
     app = typer.Typer(
-        help="agentfootprint: the explainable agent framework.", no_args_is_help=True, add_completion=False
+        pretty_exceptions_enable=False,
+        help="agentfootprint: the explainable agent framework.",
+        no_args_is_help=True,
+        add_completion=False,
     )
 
     @app.command()
@@ -81,5 +84,11 @@ def _app() -> Any:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point of the ``agentfootprint`` command."""
-    _app()(args=argv if argv is not None else sys.argv[1:], prog_name="agentfootprint")
+    """Entry point of the ``agentfootprint`` command; a typed refusal prints its message and code, no traceback."""
+    from agentfootprint.errors import AgentFootprintError
+
+    try:
+        _app()(args=argv if argv is not None else sys.argv[1:], prog_name="agentfootprint")
+    except AgentFootprintError as exc:
+        print(f"error [{exc.code}]: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None

@@ -221,3 +221,14 @@ async def test_find_dropped_context() -> None:
     await agent.run("hi")
     dropped = find_dropped_context(agent)
     assert [(d.id, d.reason) for d in dropped] == [("never", "never-triggered")]
+
+
+async def test_find_dropped_context_reports_windowed_out_turns() -> None:
+    replies = ["first answer", "second answer", "third answer"]
+    agent = Agent.create(provider=mock(replies=replies), model="m").window(max_turns=1).build()
+    await agent.run("one")
+    await agent.follow_up("two")
+    await agent.follow_up("three")
+    dropped = find_dropped_context(agent)
+    windowed = [d for d in dropped if d.reason == "windowed-out"]
+    assert windowed and all(d.kind == "message" for d in windowed)

@@ -72,6 +72,27 @@ def find_dropped_context(agent: Any) -> list[DroppedContext]:
                     kind=inj.flavor, id=inj.id, reason="never-triggered", detail=f"{trigger}: never fired in this run"
                 )
             )
+    final_call = snapshot.commit(bt.trigger)
+    if final_call is not None:
+        for item in snapshot.value_at("window_dropped", final_call.idx, final_call.namespace, default=[]) or []:
+            name = item.get("tool_name")
+            out.append(
+                DroppedContext(
+                    kind="tool" if name else "message",
+                    id=str(name or f"{item.get('role')}-{item.get('index')}"),
+                    reason="windowed-out",
+                    detail=f"history[{item.get('index')}] dropped by the window ({item.get('reason')})",
+                )
+            )
+        for item in snapshot.value_at("budget_pressure", final_call.idx, final_call.namespace, default=[]) or []:
+            out.append(
+                DroppedContext(
+                    kind="slot",
+                    id=str(item.get("slot")),
+                    reason="budget-pressure",
+                    detail=f"{item.get('chars')} chars over a budget of {item.get('budget')}",
+                )
+            )
     tools = list(agent.config.tools) + [t for s in agent.config.skills for t in s.tools]
     for t in tools:
         if t.name in reached_ids:
