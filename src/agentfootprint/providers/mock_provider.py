@@ -9,7 +9,7 @@ import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, TypeAlias
 
-from agentfootprint.providers._models import LLMRequest, LLMResponse, StreamChunk, ToolCall, Usage
+from agentfootprint.providers._models import LLMRequest, LLMResponse, Message, StreamChunk, ToolCall, Usage
 from agentfootprint.providers.base import BaseProvider
 from agentfootprint.providers.errors import MockExhaustedError, MockReplyError, ProviderConfigError
 
@@ -99,13 +99,46 @@ def coerce_reply(value: object, where: str) -> LLMResponse:
     raise MockReplyError(f"{where}: expected a str, dict or LLMResponse, got {_type_name(value)}")
 
 
-def estimate_usage(request: LLMRequest, response: LLMResponse) -> Usage:
+def _message_words(message: Message) -> int:
+    words = _words(message.content)
+    for call in message.tool_calls:
+        words += 1 + _words(json.dumps(call.args, sort_keys=True, default=str))
+    return words
+
+
+class _WordTally:
+    """Remembers the word count of the last conversation so a grown one only counts its new messages."""
+
+    __slots__ = ("count", "first", "last", "length", "lock")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.first: object = None
+        self.last: object = None
+        self.length = 0
+        self.count = 0
+
+    def words_in(self, messages: Sequence[Message]) -> int:
+        with self.lock:
+            return self._words_in(messages)
+
+    def _words_in(self, messages: Sequence[Message]) -> int:
+        n = self.length
+        if n and len(messages) >= n and messages[0] is self.first and messages[n - 1] is self.last:
+            total = self.count + sum(_message_words(m) for m in messages[n:])
+        else:
+            total = sum(_message_words(m) for m in messages)
+        if messages:
+            self.first, self.last, self.length, self.count = messages[0], messages[-1], len(messages), total
+        return total
+
+
+def estimate_usage(request: LLMRequest, response: LLMResponse, tally: _WordTally | None = None) -> Usage:
     """Deterministic token estimate: whitespace words in, whitespace words (and tool calls) out."""
     words_in = _words(request.system_prompt)
-    for message in request.messages:
-        words_in += _words(message.content)
-        for call in message.tool_calls:
-            words_in += 1 + _words(json.dumps(call.args, sort_keys=True, default=str))
+    words_in += (
+        tally.words_in(request.messages) if tally is not None else sum(_message_words(m) for m in request.messages)
+    )
     words_out = _words(response.content)
     for call in response.tool_calls:
         words_out += 1 + _words(json.dumps(call.args, sort_keys=True, default=str))
@@ -143,6 +176,7 @@ class MockProvider(BaseProvider):
             raise ProviderConfigError("mock(replies=...) must be a list of str, dict or LLMResponse")
         self.name = name
         self.record_requests = record_requests
+        self._tally = _WordTally()
         self._reply = reply
         self._replies = (
             [coerce_reply(item, f"mock replies[{i}]") for i, item in enumerate(replies)]
@@ -202,7 +236,9 @@ class MockProvider(BaseProvider):
     def _finish(self, request: LLMRequest, response: LLMResponse) -> LLMResponse:
         update: dict[str, Any] = {}
         if "usage" not in response.model_fields_set:
-            update["usage"] = self._usage.model_copy() if self._usage else estimate_usage(request, response)
+            update["usage"] = (
+                self._usage.model_copy() if self._usage else estimate_usage(request, response, self._tally)
+            )
         if response.model is None:
             update["model"] = request.model or self.name
         if response.finish_reason is None:
