@@ -6,6 +6,7 @@ import asyncio
 import json
 import re
 import uuid
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Coroutine, Iterator, Mapping
 from typing import Any, TypeVar
 
@@ -86,7 +87,7 @@ def seed_stage(scope: Scope) -> None:
     scope["input"] = message
 
 
-class Composition:
+class Composition(ABC):
     """Base of Sequence, Parallel, Conditional and Loop: a chart whose members are mounted runners."""
 
     kind = "Composition"
@@ -103,11 +104,13 @@ class Composition:
         self.chart: FlowChart = self._build_chart()
 
     # -- subclasses -----------------------------------------------------------------------------------------
+    @abstractmethod
     def _build_chart(self) -> FlowChart:
-        raise NotImplementedError(f"{type(self).__name__} must define its chart")
+        """The composition's chart, with every member mounted."""
 
+    @abstractmethod
     def _rebuilt(self, members: list[tuple[str, Any]]) -> Composition:
-        raise NotImplementedError(f"{type(self).__name__} must define how it rebuilds without sources")
+        """The same composition over other members (used by ``without``)."""
 
     # -- members --------------------------------------------------------------------------------------------
     def agents(self) -> Iterator[Agent]:
