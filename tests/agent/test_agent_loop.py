@@ -195,3 +195,14 @@ async def test_duplicate_tool_names_refused_at_build() -> None:
     other = define_tool(name="lookup_order", description="x", input_schema={"type": "object"}, execute=lambda a, c: "")
     with pytest.raises(DuplicateToolError, match="lookup_order"):
         Agent.create(provider=mock(reply="x"), model="m").tool(lookup_order).tool(other).build()
+
+
+async def test_with_tools_adds_tools_and_keeps_listeners() -> None:
+    extra = define_tool(name="extra", description="d", input_schema={"type": "object"}, execute=lambda a, c: "x")
+    seen: list[str] = []
+    provider = mock(replies=[{"tool_calls": [{"id": "1", "name": "extra", "args": {}}]}, "ok"])
+    base = Agent.create(provider=provider, model="m").build()
+    base.on("stream.tool_end", lambda e: seen.append(e.payload["name"]))
+    clone = base.with_tools(extra)
+    assert (await clone.run("go")).answer == "ok" and seen == ["extra"]
+    assert [t.name for t in base.config.tools] == []

@@ -254,6 +254,12 @@ class Agent:
         clone = Agent(self.config.without(set(source_ids)))
         return clone
 
+    def with_tools(self, *tools: Tool) -> Agent:
+        """The same agent with extra tools (e.g. a host's allow-listed frontend tools); listeners carry over."""
+        clone = Agent(replace(self.config, tools=(*self.config.tools, *tools)))
+        self._events.copy_listeners_to(clone._events)
+        return clone
+
     def source_ids(self) -> dict[str, str]:
         """Every ablatable source id (facts, steering, instructions, skills, tools) → its kind."""
         return self.config.source_ids()

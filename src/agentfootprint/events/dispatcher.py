@@ -128,6 +128,13 @@ class EventDispatcher:
 
         return unsubscribe
 
+    def copy_listeners_to(self, other: EventDispatcher) -> None:
+        """Subscribe every listener of this dispatcher on ``other`` too (same patterns, same order)."""
+        for sub in self._subs:
+            other._subs.append(_Subscription(sub.kind, sub.key, sub.fn))
+        other._known |= self._known
+        other._routes = {}
+
     def _parse(self, pattern: object, fn: Listener) -> _Subscription:
         if not isinstance(pattern, str):
             raise UnknownEventTypeError(pattern)

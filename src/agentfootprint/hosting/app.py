@@ -10,7 +10,7 @@ import logging
 import re
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -308,7 +308,7 @@ class _Host:
         own = {name for name, kind in agent.config.source_ids().items() if kind == "tool"} | {"read_skill"}
         extra = tuple(self.tools[name] for name in dict.fromkeys(wanted) if name not in own)
         if extra:
-            agent = Agent(replace(agent.config, tools=(*agent.config.tools, *extra)))
+            agent = agent.with_tools(*extra)
         return agent, frozenset(tool.name for tool in extra)
 
     async def _run(self, agent: Agent, plan: TurnPlan, lease: ThreadLease) -> RunResult:
