@@ -349,6 +349,27 @@ class Agent:
     def follow_up_sync(self, message: str, **kwargs: Any) -> RunResult:
         return _blocking(self.follow_up(message, **kwargs))
 
+    def _context(
+        self,
+        run_id: str,
+        identity: Identity | None,
+        session_id: str | None,
+        redactor: Redactor,
+        seed: int | None = None,
+        original_input: str | None = None,
+    ) -> RunContext:
+        return RunContext(
+            config=self.config,
+            events=self._events,
+            run_id=run_id,
+            identity=identity,
+            session_id=session_id,
+            seed=seed,
+            redactor=redactor,
+            cancelled=asyncio.Event(),
+            original_input=original_input,
+        )
+
     async def _turn(
         self,
         message: str,
@@ -357,23 +378,17 @@ class Agent:
         session_id: str | None,
         seed: int | None,
         redact: RedactionPolicy | None,
+        *,
+        replay: list[dict[str, Any]] | None = None,
     ) -> RunResult:
+        """One turn: ``prior`` conversation plus ``message``; or, for ``replay``, a stored history as it stands."""
         run_id = uuid.uuid4().hex
         policy = self.config.redaction.union(redact)
-        rc = RunContext(
-            config=self.config,
-            events=self._events,
-            run_id=run_id,
-            identity=identity,
-            session_id=session_id,
-            seed=seed,
-            redactor=Redactor(policy),
-            cancelled=asyncio.Event(),
-            original_input=message,
-        )
+        rc = self._context(run_id, identity, session_id, Redactor(policy), seed, message)
         args = {
             "message": message,
-            "history": prior,
+            "history": replay if replay is not None else prior,
+            "history_complete": replay is not None,
             "run_id": run_id,
             "session_id": session_id,
             "identity": _identity_dict(identity),
@@ -555,16 +570,7 @@ class Agent:
                     for key, value in (ns.get("state") or {}).items():
                         redactor.observe(key, value)
                 redactor.observe("", pause_data)
-            rc = RunContext(
-                config=self.config,
-                events=self._events,
-                run_id=cp.run_id,
-                identity=ident,
-                session_id=session_id or cp.session_id,
-                redactor=redactor,
-                cancelled=asyncio.Event(),
-                original_input=None,
-            )
+            rc = self._context(cp.run_id, ident, session_id or cp.session_id, redactor)
             result = await self._execute(rc, policy, lambda: self.chart.resume(cp.flow, composite, redaction=policy))
             return result
         finally:
@@ -591,34 +597,7 @@ class Agent:
         self._guard()
         self._in_flight = True
         try:
-            policy = self.config.redaction
-            run_id = uuid.uuid4().hex
-            rc = RunContext(
-                config=self.config,
-                events=self._events,
-                run_id=run_id,
-                identity=ident,
-                session_id=session_id,
-                redactor=Redactor(policy),
-                cancelled=asyncio.Event(),
-                original_input=message,
-            )
-            args = {
-                "message": message,
-                "history": history,
-                "history_complete": True,
-                "run_id": run_id,
-                "session_id": session_id,
-                "identity": _identity_dict(ident),
-            }
-            self._last_run_input = {
-                "message": message,
-                "history": history[:last_user],
-                "identity": ident,
-                "session_id": session_id,
-                "seed": None,
-            }
-            return await self._execute(rc, policy, lambda: self.chart.run(args=args, redaction=policy, run_id=run_id))
+            return await self._turn(message, history[:last_user], ident, session_id, None, None, replay=history)
         finally:
             self._in_flight = False
 
