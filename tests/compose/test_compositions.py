@@ -301,3 +301,25 @@ def test_bad_members_refused() -> None:
 def test_run_sync_twice() -> None:
     seq = Sequence.create().step("a", echo("A")).build()
     assert seq.run_sync("1").answer == "A(1)" and seq.run_sync("2").answer == "A(2)"
+
+
+async def test_pause_inside_a_parallel_branch_and_resume() -> None:
+    def asker(req: LLMRequest) -> Any:
+        if req.messages[-1].role == "user":
+            return {"tool_calls": [{"id": "h1", "name": "ask_human", "args": {"question": "Budget?"}}]}
+        return f"budget {req.messages[-1].content}"
+
+    def build() -> Parallel:
+        a = Agent.create(provider=mock(respond=asker), model="m").tool(ask_human).build()
+        return (
+            Parallel.create()
+            .branch("ask", a)
+            .branch("plain", echo("P"))
+            .merge_with(lambda ans: " | ".join(ans.values()))
+            .build()
+        )
+
+    paused = await build().run("plan")
+    assert paused.status == "paused" and paused.question == "Budget?"
+    done = await build().resume(json.loads(json.dumps(paused.checkpoint)), "100")
+    assert done.answer == "budget 100 | P(plan)"

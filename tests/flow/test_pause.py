@@ -169,3 +169,39 @@ async def test_resumed_loop_keeps_counting_iterations() -> None:
     r2 = await chart.resume(r.checkpoint or {}, "a")
     assert r2.state == {"n": 5, "got": "a"}
     assert [c.visit for c in r2.commit_log if c.applied] == [1, 2, 3, 4, 5]
+
+
+async def test_pause_inside_a_parallel_subflow_branch_resumes_only_that_branch() -> None:
+    ran: list[str] = []
+
+    def ask(s: Any) -> None:
+        ran.append("ask")
+        s["answer"] = pause("which?")
+
+    asker = flow_chart("Ask", ask, id="ask").build()
+    quick = flow_chart("Quick", lambda s: ran.append("quick") or s.set("q", 1), id="quick").build()
+    chart = (
+        flow_chart("Start", lambda s: None, id="start")
+        .parallel([("a", "A", asker, None, ["answer"]), ("b", "B", quick, None, ["q"])], id="fork")
+        .then("Done", lambda s: f"{s['answer']}+{s['q']}", id="done")
+        .build()
+    )
+    r = await chart.run()
+    assert r.paused and [f["node_id"] for f in (r.checkpoint or {})["frames"]] == ["fork", "a", "ask"]
+    assert (r.checkpoint or {})["frames"][0]["done_branches"] == ["b"]
+    ran.clear()
+    r2 = await chart.resume(json.loads(json.dumps(r.checkpoint)), "left")
+    assert r2.output == "left+1" and ran == ["ask"]  # the finished sibling did not run again
+    ids = [c.runtime_stage_id for c in r2.commit_log]
+    assert len(ids) == len(set(ids))
+
+
+async def test_two_parallel_branches_pausing_at_once_is_refused() -> None:
+    asker = flow_chart("Ask", lambda s: pause("q"), id="ask").build()
+    chart = (
+        flow_chart("S", lambda s: None, id="s")
+        .parallel([("a", "A", asker, None, None), ("b", "B", asker, None, None)])
+        .build()
+    )
+    with pytest.raises(PauseNotAllowedError, match="paused at once"):
+        await chart.run()

@@ -374,8 +374,14 @@ async def _run_branches(
     owner_rid: str,
     control_idx: int | None,
     join_rid: str | None = None,
+    resume: list[CheckpointFrame] | None = None,
 ) -> None:
-    """Run children concurrently over the same committed base; record and apply them in declaration order."""
+    """Run children concurrently over the same committed base; record and apply them in declaration order.
+
+    A mounted (subflow) branch may pause: its siblings finish, and the checkpoint resumes only that branch."""
+    if resume:
+        skip = set(resume[0].done_branches or ())
+        child_ids = [c for c in child_ids if c not in skip]
     nodes = [chart.nodes[c] for c in child_ids]
     frames: list[tuple[Node, StageFrame, Scope]] = []
     visits: list[int] = []
@@ -395,20 +401,22 @@ async def _run_branches(
     results: list[Any] = [None] * len(frames)
     errors: list[BaseException | None] = [None] * len(frames)
     done_subflows: set[int] = set()
+    pauses: dict[int, _Paused] = {}
+    branch_resume = resume[1:] if resume else []
 
     async def one(i: int) -> None:
         child, frame, scope = frames[i]
         try:
             if frame is None:
-                await _run_subflow(rs, child, ns, prefix, owner_rid, visits[i], [], control_idx, fork_branch=child.id)
+                inner = branch_resume if branch_resume and branch_resume[0].node_id == child.id else []
+                await _run_subflow(
+                    rs, child, ns, prefix, owner_rid, visits[i], inner, control_idx, fork_branch=child.id
+                )
                 done_subflows.add(i)
             else:
                 results[i] = await _run_fn(rs, child, frame, scope)
         except _Paused as paused:
-            errors[i] = PauseNotAllowedError(
-                f"pause() inside parallel branch '{child.id}' is not supported; pause before or after the fork"
-            )
-            del paused
+            pauses[i] = paused
         except BaseException as exc:
             errors[i] = exc
             if owner.fail_fast:
@@ -466,6 +474,23 @@ async def _run_branches(
             by_key.setdefault(w.path, []).append((child.id, commit, w))
 
     join_node = owner
+    if pauses and not failed:
+        if len(pauses) > 1:
+            names = ", ".join(frames[i][0].id for i in sorted(pauses))
+            raise PauseNotAllowedError(f"parallel branches {names} paused at once; one checkpoint holds one pause")
+        ((_, paused),) = pauses.items()
+        done = sorted(
+            {
+                *(resume[0].done_branches or () if resume else ()),
+                *(frames[i][0].id for i in done_subflows),
+                *(frames[i][0].id for i in range(len(frames)) if frames[i][1] is not None),
+            }
+        )
+        paused.frames.insert(
+            0,
+            CheckpointFrame(node_id=owner.id, namespace=ns.name, mount_runtime_stage_id=owner_rid, done_branches=done),
+        )
+        raise paused
     if failed:
         real = {k: v for k, v in failed.items() if not isinstance(v, asyncio.CancelledError)} or failed
         if owner.fail_fast:
@@ -730,10 +755,14 @@ async def _drive(
                 )
             node_id = node.loop_to or node.next
         elif kind == "fork":
-            fork_rid = rs.next_rid(prefix, node.id)
-            if rs.dispatch.on_fork:
+            fork_rid = (here_resume[0].mount_runtime_stage_id if here_resume else None) or rs.next_rid(prefix, node.id)
+            if rs.dispatch.on_fork and not here_resume:
                 rs.dispatch.fire("on_fork", fork_rid, list(node.children))
-            await _run_branches(rs, node, node.children, chart, ns, prefix, fork_rid, None)
+            try:
+                await _run_branches(rs, node, node.children, chart, ns, prefix, fork_rid, None, resume=here_resume)
+            except _Paused:
+                rs.visits[prefix + node.id] -= 1
+                raise
             control_idx = None
             node_id = node.loop_to or node.next
         else:  # subflow
@@ -912,6 +941,13 @@ def load_checkpoint(chart: FlowChart, checkpoint: Any) -> FlowCheckpoint:
                 f"frames[{depth}] names a stage this chart does not have", field=f"frames.{depth}.node_id"
             )
         node = current.nodes[fr.node_id]
+        if depth < len(cp.frames) - 1 and node.kind == "fork":
+            following = cp.frames[depth + 1].node_id
+            if following not in node.children:
+                raise InvalidCheckpointError(
+                    f"frames[{depth + 1}] is not a branch of this fork", field=f"frames.{depth + 1}.node_id"
+                )
+            continue
         current = node.subflow if depth < len(cp.frames) - 1 else None
         if depth < len(cp.frames) - 1 and node.kind != "subflow":
             raise InvalidCheckpointError(f"frames[{depth}] is not a subflow mount", field=f"frames.{depth}.node_id")

@@ -58,6 +58,7 @@ class CheckpointFrame(BaseModel):
     node_id: str = Field(max_length=128)
     namespace: str = Field(max_length=4096)
     mount_runtime_stage_id: str | None = Field(default=None, max_length=4200)
+    done_branches: list[str] | None = Field(default=None, max_length=1000)
 
 
 class NamespaceCheckpoint(BaseModel):
