@@ -323,3 +323,24 @@ async def test_pause_inside_a_parallel_branch_and_resume() -> None:
     assert paused.status == "paused" and paused.question == "Budget?"
     done = await build().resume(json.loads(json.dumps(paused.checkpoint)), "100")
     assert done.answer == "budget 100 | P(plan)"
+
+
+async def test_composition_events() -> None:
+    seen: list[str] = []
+    par = Parallel.create().branch("a", echo("A")).branch("b", echo("B")).build()
+    par.on("composition.*", lambda e: seen.append(e.type.split(".")[-1]))
+    member_events: list[str] = []
+    par.on("stream.llm_end", lambda e: member_events.append(e.type))
+    await par.run("q")
+    assert seen[0] == "enter" and seen[-1] == "exit" and "fork_start" in seen and seen.count("branch_complete") == 2
+    assert len(member_events) == 2  # members' events reach the composition's listeners
+    loop_seen: list[Any] = []
+    loop = Loop.create().repeat(echo("L")).times(2).build()
+    loop.on("composition.iteration_start", lambda e: loop_seen.append(e.payload["pass"]))
+    await loop.run("x")
+    assert loop_seen == [1, 2]
+    routed: list[Any] = []
+    cond = Conditional.create().when("r", lambda m: True, echo("R")).build()
+    cond.on("composition.route_decided", lambda e: routed.append(e.payload["chosen"]))
+    await cond.run("x")
+    assert routed == ["r"]

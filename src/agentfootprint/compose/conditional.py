@@ -14,6 +14,7 @@ from agentfootprint.compose._base import (
     mount_output,
     seed_stage,
 )
+from agentfootprint.events import types as ev
 from agentfootprint.flow import FlowChart, Scope, decide, flow_chart
 
 Predicate = Callable[[str], bool]
@@ -48,7 +49,11 @@ class Conditional(Composition):
         default = ids[self._fallback] if self._fallback else None
 
         def route(scope: Scope) -> Any:
-            return decide(scope, rules, default)
+            decision = decide(scope, rules, default)
+            self._emit(
+                ev.COMPOSITION_ROUTE_DECIDED, {"composition": self.name, "chosen": decision.branch}, scope.run_id or ""
+            )
+            return decision
 
         builder = flow_chart(self.name, seed_stage, id="seed", description="Take the pipeline's input").decider(
             "Route", route, id="route", description="Pick the branch whose condition holds"

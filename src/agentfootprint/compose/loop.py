@@ -12,6 +12,7 @@ from agentfootprint.compose._base import (
     mount_input,
     seed_stage,
 )
+from agentfootprint.events import types as ev
 from agentfootprint.flow import FlowChart, Scope, decide, flow_chart
 
 HARD_CEILING = 500
@@ -38,6 +39,11 @@ class Loop(Composition):
         times = self._times
 
         def message_of(parent: Scope) -> str:
+            self._emit(
+                ev.COMPOSITION_ITERATION_START,
+                {"composition": self.name, "pass": parent.get("passes", 0) + 1},
+                parent.run_id or "",
+            )
             previous = parent.get("answer")
             return str(previous) if previous is not None else str(parent["input"])
 

@@ -14,6 +14,7 @@ from agentfootprint.compose._base import (
     mount_output,
     seed_stage,
 )
+from agentfootprint.events import types as ev
 from agentfootprint.flow import FlowChart, Scope, flow_chart
 from agentfootprint.providers import LLMRequest, Message, Provider
 
@@ -54,7 +55,9 @@ class Parallel(Composition):
             sid = member_id(name, index, taken)
             key = f"branch:{name}"
             keys.append((name, key))
-            children.append((sid, name, runner.chart, mount_input(lambda p: str(p["input"])), mount_output(key)))
+            children.append(
+                (sid, name, runner.chart, mount_input(lambda p: str(p["input"])), self._branch_out(name, key))
+            )
 
         merge = self._merge
         merge_llm = self._merge_llm
@@ -73,11 +76,29 @@ class Parallel(Composition):
                 scope["answer"] = (merge or _default_merge)(answers)
 
         return (
-            flow_chart(self.name, seed_stage, id="seed", description="Take the pipeline's input")
+            flow_chart(self.name, self._seed_and_fork, id="seed", description="Take the pipeline's input")
             .parallel(children, fail_fast=self._fail_fast, id="fork", name="Branches")
             .then("Merge", merge_stage, id="merge", description="Merge the branches' answers")
             .build()
         )
+
+    def _seed_and_fork(self, scope: Scope) -> None:
+        seed_stage(scope)
+        self._emit(
+            ev.COMPOSITION_FORK_START,
+            {"composition": self.name, "branches": [n for n, _ in self.members]},
+            scope.run_id or "",
+        )
+
+    def _branch_out(self, name: str, key: str) -> Callable[[Scope], dict[str, Any]]:
+        mapped = mount_output(key)
+
+        def out(sub: Scope) -> dict[str, Any]:
+            result = mapped(sub)
+            self._emit(ev.COMPOSITION_BRANCH_COMPLETE, {"composition": self.name, "branch": name}, sub.run_id or "")
+            return result
+
+        return out
 
     def _rebuilt(self, members: list[tuple[str, Any]]) -> Parallel:
         return Parallel(self.name, members, self._merge, self._merge_llm, self._fail_fast)
