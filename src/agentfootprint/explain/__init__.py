@@ -1,7 +1,13 @@
 """Explain: backtrack an answer to the context that reached it, rank suspects, prove them by ablation."""
 
 from agentfootprint.explain.backtrack import Backtrack, BacktrackError, Hop, SourceTrail, backtrack
-from agentfootprint.explain.dropped import DroppedContext, find_dropped_context
+from agentfootprint.explain.dropped import (
+    DroppedContext,
+    RestorationError,
+    RestorationReport,
+    confirm_by_restoration,
+    find_dropped_context,
+)
 from agentfootprint.explain.localize import (
     LocalizationReport,
     LocalizeError,
@@ -46,11 +52,14 @@ __all__ = [
     "RankingConfidence",
     "Recording",
     "RerunReport",
+    "RestorationError",
+    "RestorationReport",
     "Scorer",
     "SemanticScorer",
     "SourceTrail",
     "Suspect",
     "backtrack",
+    "confirm_by_restoration",
     "find_dropped_context",
     "lexical",
     "load_recording",

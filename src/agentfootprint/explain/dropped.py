@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable
+from dataclasses import replace
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
+from agentfootprint.errors import AgentFootprintError
 from agentfootprint.explain.backtrack import backtrack
+from agentfootprint.explain.localize import OutcomeChanged, Verdict, _default_outcome_changed, _verdict, rerun_answer
 
 
 class DroppedContext(BaseModel):
@@ -109,3 +114,123 @@ def find_dropped_context(agent: Any) -> list[DroppedContext]:
             )
         )
     return out
+
+
+class RestorationError(AgentFootprintError, ValueError):
+    """``confirm_by_restoration`` cannot run: unknown id, a source that is not a dropped injection, bad arguments."""
+
+    code = "ERR_RESTORATION"
+
+
+class RestorationReport(BaseModel):
+    """What happened when a dropped injection was forced active for seeded reruns, against a no-change baseline."""
+
+    kind: str
+    id: str
+    reason: str
+    trigger: str
+    samples: int
+    original_answer: str | None
+    baseline_flips: int
+    flips: int
+    errors: int = 0
+    verdict: Verdict
+    answers: list[str] = Field(default_factory=list)
+    honesty_flags: list[str] = Field(default_factory=list)
+    claim: str
+
+    def __str__(self) -> str:
+        return (
+            f"Restoration of {self.kind} '{self.id}' ({self.reason}, trigger {self.trigger}): "
+            f"{self.verdict.upper()}\n  baseline: {self.baseline_flips}/{self.samples} flipped with nothing "
+            f"restored\n  {self.claim}"
+        )
+
+
+def _restorable(agent: Any, dropped: DroppedContext | str) -> DroppedContext:
+    sid = dropped.id if isinstance(dropped, DroppedContext) else dropped
+    if not isinstance(sid, str) or not sid:
+        raise RestorationError("name a dropped source: a DroppedContext or its id")
+    declared = {inj.id: inj.flavor for inj in agent.config.injections}
+    if sid not in declared:
+        other = "a tool or message, which cannot be forced into the call" if sid in agent.source_ids() else "unknown"
+        raise RestorationError(f"{sid[:80]!r} is not a declared injection of this agent ({other})")
+    found = next((d for d in find_dropped_context(agent) if d.id == sid and d.kind == declared[sid]), None)
+    if found is None:
+        raise RestorationError(f"injection {sid[:80]!r} reached the final model call: there is nothing to restore")
+    return found
+
+
+def _claim(d: DroppedContext, verdict: Verdict, flips: int, samples: int, unstable: bool) -> str:
+    tail = f"restoring {d.kind} '{d.id}' ({d.reason}) flipped the outcome in {flips}/{samples} seeded reruns"
+    if unstable:
+        return f"INCONCLUSIVE: the baseline flipped with nothing restored, so {tail} proves nothing"
+    label = {"confirmed": "CAUSAL", "inconclusive": "INCONCLUSIVE", "not-confirmed": "NOT CONFIRMED"}[verdict]
+    return f"{label}: {tail}"
+
+
+async def confirm_by_restoration(
+    agent: Any, dropped: DroppedContext | str, *, samples: int = 3, outcome_changed: OutcomeChanged | None = None
+) -> RestorationReport:
+    """Rerun the last input with a dropped injection forced active (``always``); ``confirmed`` when most reruns flip.
+
+    A baseline of unchanged seeded reruns runs alongside; any baseline flip makes the verdict ``inconclusive``."""
+    if not isinstance(samples, int) or samples < 1:
+        raise RestorationError("samples must be an int >= 1")
+    from agentfootprint.agent.agent import Agent
+    from agentfootprint.context.injection import Trigger
+
+    run_input = agent.last_run_input() if hasattr(agent, "last_run_input") else None
+    if run_input is None:
+        raise RestorationError("restoration reruns the agent: pass an Agent that has run (a recording cannot rerun)")
+    target = _restorable(agent, dropped)
+    inj = next(i for i in agent.config.injections if i.id == target.id)
+    forced = replace(inj, trigger=Trigger(kind="always"))
+    config = replace(agent.config, injections=tuple(forced if i.id == inj.id else i for i in agent.config.injections))
+    restored = Agent(config)
+    bt = backtrack(agent)
+    original = bt.answer or ""
+    changed = outcome_changed or _default_outcome_changed
+
+    async def rerun_restored(seed: int) -> str:
+        kwargs: dict[str, Any] = {"identity": run_input.get("identity"), "seed": seed}
+        if run_input.get("history"):
+            kwargs["continue_from"] = {"run_id": "rerun", "history": run_input["history"]}
+        result = await restored.run(run_input["message"], **kwargs)
+        return str(result.answer or "")
+
+    async def safe(job: Awaitable[str]) -> str | None:
+        try:
+            return str(await job)
+        except Exception:
+            return None
+
+    results = await asyncio.gather(
+        *(safe(rerun_restored(seed)) for seed in range(samples)),
+        *(safe(rerun_answer(agent, seed)) for seed in range(samples)),
+    )
+    answers, baseline = results[:samples], results[samples:]
+    flips = sum(1 for a in answers if a is not None and changed(original, a))
+    baseline_flips = sum(1 for a in baseline if a is not None and changed(original, a))
+    errors = sum(1 for a in results if a is None)
+    flags: list[str] = []
+    if baseline_flips:
+        flags.append("baseline-unstable")
+    if errors:
+        flags.append("rerun-errors")
+    verdict: Verdict = "inconclusive" if baseline_flips else _verdict(flips, samples)
+    return RestorationReport(
+        kind=target.kind,
+        id=target.id,
+        reason=target.reason,
+        trigger=inj.trigger.describe(),
+        samples=samples,
+        original_answer=bt.answer,
+        baseline_flips=baseline_flips,
+        flips=flips,
+        errors=errors,
+        verdict=verdict,
+        answers=[a for a in answers if a is not None],
+        honesty_flags=flags,
+        claim=_claim(target, verdict, flips, samples, baseline_flips > 0),
+    )

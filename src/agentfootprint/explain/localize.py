@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -19,8 +20,12 @@ from agentfootprint.explain.scoring import (
     ranking_confidence,
 )
 
+if TYPE_CHECKING:
+    from agentfootprint.scale.executor import Executor
+
 Verdict = Literal["confirmed", "inconclusive", "not-confirmed"]
 OutcomeChanged = Callable[[str, str], bool]
+Rerun = Callable[[int, Sequence[str]], Awaitable[str]]
 DEFAULT_SIMILARITY_THRESHOLD = 0.8
 PROXY_NOTE = (
     "Scores are proxies (text overlap / similarity) and rank suspects only; only ablation reruns make causal claims."
@@ -163,8 +168,41 @@ async def rerun_answer(agent: Any, seed: int, ignore: Sequence[str] = ()) -> str
     return str(result.answer or "")
 
 
+def _executor_rerun(agent: Any, executor: Executor, agent_factory: str | None) -> Rerun:
+    """Reruns as run specs submitted to ``executor``: the agent is rebuilt from ``agent_factory`` wherever it runs."""
+    from agentfootprint.scale.spec import RunSpec
+
+    if not isinstance(agent_factory, str) or not agent_factory:
+        raise LocalizeError(
+            "an executor reruns the agent elsewhere: pass agent_factory='module:function' (a no-argument function "
+            "that builds the same agent)"
+        )
+    run_input = agent.last_run_input()
+    if run_input is None:
+        raise LocalizeError("the agent has no recorded run to rerun; run it first")
+    identity = run_input.get("identity")
+    base = {
+        "agent_factory": agent_factory,
+        "message": run_input["message"],
+        "identity": identity.model_dump(exclude_none=True) if hasattr(identity, "model_dump") else identity,
+        "history": run_input.get("history") or [],
+    }
+    try:
+        RunSpec(**base)
+    except ValueError as exc:
+        raise LocalizeError(f"cannot describe the rerun as a RunSpec: {str(exc)[:300]}") from None
+
+    async def rerun(seed: int, ignore: Sequence[str]) -> str:
+        outcome = await executor.submit(RunSpec(**base, ablate=list(ignore), seed=seed))
+        if outcome.error is not None:
+            raise LocalizeError(f"rerun failed on the executor: {outcome.error.type}")
+        return str(outcome.answer or "")
+
+    return rerun
+
+
 async def _sample(
-    agent: Any,
+    rerun: Rerun,
     ignore: Sequence[str],
     samples: int,
     original: str,
@@ -175,7 +213,7 @@ async def _sample(
     async def one(seed: int) -> bool | None:
         async with sem:
             try:
-                answer = await rerun_answer(agent, seed, ignore)
+                answer = await rerun(seed, ignore)
             except Exception:
                 return None
             finally:
@@ -195,8 +233,12 @@ async def localize_context_bug(
     concurrency: int = 4,
     scorer: Scorer | None = None,
     progress: bool | None = None,
+    executor: Executor | None = None,
+    agent_factory: str | None = None,
 ) -> LocalizationReport:
-    """Rank the ablatable sources behind the last answer; with ``samples > 0`` prove each by ablation reruns."""
+    """Rank the ablatable sources behind the last answer; with ``samples > 0`` prove each by ablation reruns.
+
+    With ``executor`` (e.g. ``RayExecutor()``) each rerun is a run spec built from ``agent_factory`` ("module:fn")."""
     if not isinstance(samples, int) or samples < 0:
         raise LocalizeError("samples must be an int >= 0")
     if max_suspects < 1 or concurrency < 1:
@@ -241,12 +283,17 @@ async def localize_context_bug(
         )
     if not hasattr(agent, "without") or not hasattr(agent, "last_run_input"):
         raise LocalizeError("causal localization reruns the agent: pass the Agent (or use samples=0)")
+    rerun: Rerun
+    if executor is None:
+        rerun = functools.partial(rerun_answer, agent)
+    else:
+        rerun = _executor_rerun(agent, executor, agent_factory)
     sem = asyncio.Semaphore(concurrency)
     show = sys.stderr.isatty() if progress is None else progress
     bar = _Progress(samples * (1 + len(ranked)), show)
     try:
-        baseline = _sample(agent, (), samples, original, changed, sem, bar)
-        ablations = [_sample(agent, (s.id,), samples, original, changed, sem, bar) for s, _ in ranked]
+        baseline = _sample(rerun, (), samples, original, changed, sem, bar)
+        ablations = [_sample(rerun, (s.id,), samples, original, changed, sem, bar) for s, _ in ranked]
         results = await asyncio.gather(baseline, *ablations)
     finally:
         bar.close()
