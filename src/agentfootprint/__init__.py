@@ -47,6 +47,8 @@ __all__ = [
     "AgentBuildError",
     "AgentBuilder",
     "AgentFootprintError",
+    "Assessment",
+    "CheckInPack",
     "Conditional",
     "Identity",
     "InMemoryMemoryStore",
@@ -72,7 +74,9 @@ __all__ = [
     "Tool",
     "ToolContext",
     "UnknownSourceError",
+    "UnsupportedValuesError",
     "ask_human",
+    "assess",
     "define_fact",
     "define_instruction",
     "define_memory",
@@ -80,7 +84,28 @@ __all__ = [
     "define_skill",
     "define_steering",
     "define_tool",
+    "explain_answer",
     "normalize_run_input",
+    "recorded_chat",
     "tool",
 ]
 __version__ = "0.1.0"
+
+_LAZY = {
+    "Assessment": "agentfootprint.agent.assessment",
+    "assess": "agentfootprint.agent.assessment",
+    "explain_answer": "agentfootprint.agent.chat",
+    "recorded_chat": "agentfootprint.agent.chat",
+    "CheckInPack": "agentfootprint.agent.checkin",
+    "UnsupportedValuesError": "agentfootprint.agent.evidence",
+}
+
+
+def __getattr__(name: str) -> object:
+    """Honesty features load on first use, keeping ``import agentfootprint`` light."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agentfootprint' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)

@@ -73,6 +73,15 @@ def _app() -> Any:
             print(f"error: {exc}")
             raise typer.Exit(2) from None
 
+    @app.command("lint-tools")
+    def lint_tools_cmd(path: str) -> None:
+        """Lint a tool catalog (JSON: ours, OpenAI, Anthropic or MCP shapes); exit 1 when findings exist."""
+        from agentfootprint.tools.lint import format_findings, lint_tools, read_tools_file
+
+        findings = lint_tools(read_tools_file(path))
+        print(format_findings(findings))
+        raise typer.Exit(1 if findings else 0)
+
     @app.command()
     def version() -> None:
         """Print the installed version."""

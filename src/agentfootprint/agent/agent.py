@@ -7,7 +7,7 @@ import json
 import uuid
 from collections.abc import Callable, Coroutine, Iterable, Mapping
 from dataclasses import replace
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -51,6 +51,9 @@ from agentfootprint.flow.errors import RAW_STATE_ATTR
 from agentfootprint.identity import Identity, coerce_identity
 from agentfootprint.providers import Provider, Usage
 from agentfootprint.tools import DuplicateToolError, PermissionChecker, Tool
+
+if TYPE_CHECKING:
+    from agentfootprint.agent import honesty as _honesty  # [honesty] evidence gate, assessment, check-in, chat
 
 T = TypeVar("T", bound=BaseModel)
 R = TypeVar("R")
@@ -185,6 +188,24 @@ class AgentBuilder:
         self._config = replace(self._config, window=policy)
         return self
 
+    # -- [honesty] answer honesty (agent/evidence.py, agent/chat.py) -------------------------------------------
+    def names_and_numbers_from_evidence(
+        self, posture: Literal["assist", "guard", "rails"] = "assist", *, allow: Iterable[str] = ()
+    ) -> AgentBuilder:
+        """Check every name and number in the final answer against the run's evidence (assist / guard / rails)."""
+        from agentfootprint.agent import honesty as _honesty
+
+        self._config = _honesty.with_evidence_gate(self._config, posture, allow)
+        return self
+
+    def self_explain(self) -> AgentBuilder:
+        """Give the model bounded trace tools over its previous run, so "why did you say X?" reads the record."""
+        from agentfootprint.agent import honesty as _honesty
+
+        self._config, tools = _honesty.with_self_explain(self._config)
+        return self.tools(tools)
+
+    # -- [/honesty] --------------------------------------------------------------------------------------------
     def build(self) -> Agent:
         config = replace(self._config, tools=tuple(self._tools), injections=tuple(self._injections))
         agent = Agent(config)
@@ -461,6 +482,9 @@ class Agent:
         self._last_flow = flow
         self._last_raw = raw
         self._last_snapshot = flow.snapshot
+        from agentfootprint.agent import honesty as _honesty
+
+        _honesty.after_run(self.config, rc, flow)  # [honesty] check-in pack, self-explain binding, rails refusal
         usage = Usage.model_validate(raw.get("usage_total") or {})
         cost = raw.get("cost_total")
         iterations = int(raw.get("iteration") or 0)
@@ -676,6 +700,52 @@ class Agent:
         """Which keys/patterns are redacted — names only, never values."""
         policy = self.config.redaction
         return {"keys": sorted(policy.keys), "patterns": list(policy.patterns)}
+
+    # -- [honesty] answer honesty: evidence verdict, assessment, check-in pack, explanations -----------------------
+    def unsupported_values(self) -> _honesty.UnsupportedValues | None:
+        """The last answer's names/numbers found in no evidence (None when all were grounded or no gate ran)."""
+        from agentfootprint.agent import honesty as _honesty
+
+        return _honesty.unsupported_of(self._last_snapshot)
+
+    async def assessment(self, *, output_schema: Any = None) -> _honesty.Assessment | None:
+        """The last answer's standing folded from its committed record (None: no run, in flight, or refused)."""
+        if self._in_flight:
+            return None
+        schema = output_schema if output_schema is not None else self.config.output_schema
+        from agentfootprint.agent import honesty as _honesty
+
+        return _honesty.assessment_of(self._last_snapshot, schema)
+
+    def pending_check_in(self) -> _honesty.CheckInPack | None:
+        """The evidence pack of the check-in this agent is paused on (will_do, read, drivers, trail), or None."""
+        flow = self._last_flow
+        if self._pending is None or flow is None or flow.checkpoint is None:
+            return None
+        from agentfootprint.agent import honesty as _honesty
+
+        return _honesty.check_in_pack_of(flow.checkpoint)
+
+    def can_explain(self) -> bool:
+        """Whether a completed run is on record to answer "why did you say X?" from."""
+        from agentfootprint.agent import honesty as _honesty
+
+        return _honesty.can_explain(self.config, self._last_snapshot)
+
+    def why(self, question: str | None = None) -> _honesty.Explanation:
+        """Answer "why did you say X?" about the last answer from its recording only (no model call)."""
+        from agentfootprint.agent import honesty as _honesty
+
+        return _honesty.explain_answer(self, question)
+
+    def chat(self) -> _honesty.RecordedChat:
+        """A recorded chat on fresh agents built like this one (send, reason, why, rerun_turn, fork)."""
+        config = self.config
+        from agentfootprint.agent import honesty as _honesty
+
+        return _honesty.recorded_chat(lambda: Agent(config))
+
+    # -- [/honesty] ----------------------------------------------------------------------------------------------
 
 
 def _parse_output(schema: type[BaseModel], text: str) -> Any:

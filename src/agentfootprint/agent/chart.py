@@ -446,12 +446,16 @@ def build_agent_chart(config: AgentConfig) -> FlowChart:
             scope["activated_skills"] = list(dict.fromkeys(activated))
         _emit(rc, scope, ev.AGENT_ITERATION_END, {"iteration": iteration, "tool_calls": len(calls)}, iteration)
 
-    def final(scope: Scope) -> None:
+    async def final(scope: Scope) -> None:
         rc = current_run(config)
         response = scope["last_response"]
         iteration = scope["iteration"]
         pending = scope["pending_tool_calls"]
         answer = response["content"]
+        if config.evidence_posture is not None:  # [honesty] names-and-numbers evidence gate (agent/evidence.py)
+            from agentfootprint.agent.evidence import evidence_gate  # [honesty] lazy: only agents that use it
+
+            answer = await evidence_gate(scope, config, rc, answer)
         stopped: dict[str, Any] | None = None
         if config.cost_budget is not None and scope.get("budget_exceeded"):
             stopped = {"reason": "cost-budget", "iteration": iteration, "pending_tool_calls": pending}

@@ -43,6 +43,12 @@ class AgentConfig:
     # context engineering (agentfootprint.context.budget): per-slot budgets that warn; a window over turns
     context_budget: ContextBudget | None = None
     window: WindowPolicy | None = None
+    # [honesty] answer honesty (agent/evidence.py, agent/chat.py): the evidence gate's posture, values always
+    # treated as grounded, and the self-explain binding (previous run's served record, for the trace tools)
+    evidence_posture: Literal["assist", "guard", "rails"] | None = None
+    evidence_allow: tuple[str, ...] = ()
+    self_explain: Any = None
+    # [/honesty]
 
     @property
     def skills(self) -> tuple[Injection, ...]:

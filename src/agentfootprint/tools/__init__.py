@@ -22,6 +22,7 @@ from agentfootprint.tools.execute import (
     execute_tool,
     serialise_result,
 )
+from agentfootprint.tools.lint import LintFinding, lint_tools
 from agentfootprint.tools.registry import ToolRegistry
 from agentfootprint.tools.tool import (
     TOOL_NAME_PATTERN,
@@ -60,6 +61,7 @@ __all__ = [
     "CheckIn",
     "DuplicateToolError",
     "InvalidToolDefinitionError",
+    "LintFinding",
     "PauseOutsideAgentError",
     "PermissionChecker",
     "PermissionDecision",
@@ -76,6 +78,7 @@ __all__ = [
     "execute_tool",
     "format_issues",
     "json_type_name",
+    "lint_tools",
     "serialise_result",
     "tool",
     "validate_json",
