@@ -8,12 +8,16 @@ import shutil
 import socket
 import subprocess
 import tempfile
-from collections.abc import Iterator
+import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agentfootprint.hosting import SessionStore, memory_sessions, postgres_sessions, sqlite_sessions
+
+StoreMaker = Callable[..., SessionStore]
 PG_BIN_CANDIDATES = (Path("/usr/lib/postgresql/15/bin"),)
 
 
@@ -104,3 +108,25 @@ def postgres_dsn() -> Iterator[str]:
             **run_as,
         )
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def live_agui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The base URL of ``agui_served:build_app`` under uvicorn on 127.0.0.1 (one server per test module)."""
+    from agui_live import live_server
+
+    with live_server(tmp_path_factory.mktemp("agui") / "threads.db") as base:
+        yield base
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> StoreMaker:
+    """A maker of stores of one kind; every store made in one test shares its backing data."""
+    table = f"t_{uuid.uuid4().hex[:12]}"
+    if request.param == "memory":
+        shared = memory_sessions()
+        return lambda **kw: shared if not kw else memory_sessions(**kw)
+    if request.param == "sqlite":
+        return lambda **kw: sqlite_sessions(tmp_path / "threads.db", table=table, **kw)
+    dsn = request.getfixturevalue("postgres_dsn")
+    return lambda **kw: postgres_sessions(dsn, table=table, **kw)

@@ -102,8 +102,7 @@ async def test_ask_human_is_an_interrupt_and_the_next_request_resumes_it_on_a_fr
     assert status == 200 and types(events)[0] == "RUN_STARTED" and types(events)[-1] == "RUN_FINISHED"
     assert events[-1]["outcome"] == {"type": "success"}
     assert text_of(events) == "Paris it is."
-    (result,) = of(events, "TOOL_CALL_RESULT")
-    assert result["toolCallId"] == "ask-1" and result["content"] == "Paris"
+    assert of(events, "TOOL_CALL_RESULT") == [], "the answer came from the page: a new run does not re-stream it"
     assert ("tool", "Paris") in contents(provider.requests[-1]), "the answer reaches the tool message"
     assert len(built) == 2, "one agent per turn"
 

@@ -28,7 +28,8 @@ KEYS = (
 ).split()
 WIRE_FIELDS = "threadId|runId|parentRunId|messages|tools|context|state|resume"
 FIELD = re.compile(rf"({WIRE_FIELDS})(\[\d+\])?(\.({'|'.join(KEYS)})(\[\d+\])?)*")
-VOCABULARY = "\n".join([*(m for _, m in REFUSALS.values()), *REFUSALS, *KEYS])
+# A refusal's own JSON (its keys and literals such as a null field) is not a quoted request value.
+VOCABULARY = "\n".join([*(m for _, m in REFUSALS.values()), *REFUSALS, *KEYS, "null"])
 
 json_leaf = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text()
 any_json = st.recursive(

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from agui_http import asking, body, client, factory, text_of, turn, user
+from conftest import StoreMaker
 
 from agentfootprint import ask_human
 from agentfootprint.hosting import (
@@ -20,7 +21,6 @@ from agentfootprint.hosting import (
     ThreadRecord,
     WireRequestRefusal,
     ag_ui_app,
-    memory_sessions,
     open_sessions,
     postgres_sessions,
     sqlite_sessions,
@@ -38,21 +38,6 @@ RECORD = ThreadRecord(
         checkpoint={"any": "json"}, kind="interrupt", tool_call_id="c1", tool_name="ask_human", interrupt_id="int-1"
     ),
 )
-
-StoreMaker = Callable[..., SessionStore]
-
-
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
-def make_store(request: pytest.FixtureRequest, tmp_path: Any) -> StoreMaker:
-    """A maker of stores of one kind; every store made in one test shares its backing data."""
-    table = f"t_{uuid.uuid4().hex[:12]}"
-    if request.param == "memory":
-        shared = memory_sessions()
-        return lambda **kw: shared if not kw else memory_sessions(**kw)
-    if request.param == "sqlite":
-        return lambda **kw: sqlite_sessions(tmp_path / "threads.db", table=table, **kw)
-    dsn = request.getfixturevalue("postgres_dsn")
-    return lambda **kw: postgres_sessions(dsn, table=table, **kw)
 
 
 @pytest.fixture

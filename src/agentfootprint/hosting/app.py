@@ -1,6 +1,7 @@
 """The AG-UI app: ``POST {path}`` runs the request door (seed 001), then streams the turn as AG-UI events over SSE.
 
-One agent per turn from ``agent_factory()``; the conversation and any pause live server-side in the session store."""
+One agent per turn from ``agent_factory()``; the conversation, any pause and the last run's recording live
+server-side in the session store (``GET {path}/threads/{id}/recording`` serves the recording to the owner)."""
 
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ from starlette.routing import Route
 
 from agentfootprint.agent.agent import Agent, load_conversation, load_pause_checkpoint
 from agentfootprint.errors import AgentFootprintError
+from agentfootprint.explain.recording import InvalidRecordingError, recording_of
 from agentfootprint.hosting.body import DEFAULT_MAX_BODY_BYTES, check_content_length, parse_json_body, read_body_capped
 from agentfootprint.hosting.plan import (
     FrontendTool,
@@ -46,7 +48,7 @@ from agentfootprint.hosting.plan import (
     plan_turn,
 )
 from agentfootprint.hosting.refusal import HostingConfigError, WireRequestRefusal
-from agentfootprint.hosting.request import RequestFacts, RequestReader, TurnRequest, read_request
+from agentfootprint.hosting.request import RequestFacts, RequestReader, TurnRequest, check_id, read_request
 from agentfootprint.hosting.sessions import (
     PauseRecord,
     SessionStore,
@@ -138,7 +140,11 @@ def ag_ui_app(
         finally:
             await host.store.close()
 
-    routes = [Route(path, host.handle, methods=["POST"]), Route("/healthz", _health, methods=["GET"])]
+    routes = [
+        Route(path, host.handle, methods=["POST"]),
+        Route(path + "/threads/{thread_id:str}/recording", host.recording, methods=["GET"]),
+        Route("/healthz", _health, methods=["GET"]),
+    ]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.agentfootprint_sessions = host.store
     return app
@@ -225,6 +231,25 @@ class _Host:
             return _error(500, "ERR_AGUI_INTERNAL", None, "the server could not take this request")
         return EventSourceResponse(self._events(plan, lease, headers), headers={"Cache-Control": "no-store"})
 
+    async def recording(self, request: Request) -> Response:
+        """``GET {path}/threads/{id}/recording``: the thread's last run as a recording JSON, for its owner only."""
+        try:
+            thread_id = check_id(request.path_params.get("thread_id"), "threadId")
+            identity = await self._bind(request, thread_id)
+            data = await self.store.read_recording(thread_id, owner_key(identity))
+            if data is None:
+                raise WireRequestRefusal("ERR_AGUI_NO_RECORDING", "threadId")
+        except WireRequestRefusal as refusal:
+            return JSONResponse(refusal.to_json(), status_code=refusal.status)
+        except StoredThreadUnreadableError as err:
+            return _error(500, err.code, "threadId", str(err))
+        except _HostError as err:
+            return _error(500, err.code, err.field, err.message)
+        except Exception:
+            logger.exception("AG-UI recording request failed")
+            return _error(500, "ERR_AGUI_INTERNAL", None, "the server could not read this recording")
+        return JSONResponse(data, headers={"Cache-Control": "no-store"})
+
     async def _bind(self, request: Request, thread_id: str) -> Identity:
         try:
             return await bind_identity(self.binder, request, thread_id)
@@ -249,7 +274,8 @@ class _Host:
         queue: asyncio.Queue[BaseEvent | None] = asyncio.Queue()
         pause = lease.record.pause if plan.kind == "resume" else None
         quiet = [pause.tool_call_id] if pause is not None and pause.kind == "frontend_tool" else []
-        translator = AgUiTranslator(queue.put_nowait, quiet_results=quiet)
+        resumed = [pause.tool_call_id] if pause is not None and pause.kind == "interrupt" else []
+        translator = AgUiTranslator(queue.put_nowait, quiet_results=quiet, unstreamed_results=resumed)
         task: asyncio.Task[RunResult] | None = None
         saved = False
 
@@ -280,7 +306,7 @@ class _Host:
                 raise RuntimeError("the run was cancelled from inside")
             result = task.result()
             record, finished = self._finish(plan, lease, translator, agent, frontend, result)
-            await self.store.save(lease, record)
+            await self.store.save(lease, record, _recording_text(agent))
             saved = True
             yield encode(finished)
         except Exception as exc:
@@ -354,6 +380,14 @@ class _Host:
             outcome = _outcome(pause)
         finished = RunFinishedEvent(thread_id=plan.thread_id, run_id=plan.run_id, outcome=outcome, usage=usage)
         return record, finished
+
+
+def _recording_text(agent: Agent) -> str | None:
+    """The run just served as recording JSON text (its snapshot is the redacted view), or None if nothing ran."""
+    try:
+        return recording_of(agent).model_dump_json()
+    except InvalidRecordingError:
+        return None
 
 
 def _check_stored(lease: ThreadLease) -> None:

@@ -9,14 +9,16 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from agentfootprint.hosting.refusal import HostingConfigError
+from agentfootprint.hosting.refusal import HostingConfigError, WireRequestRefusal
 from agentfootprint.hosting.sessions import (
     DEFAULT_LEASE_SECONDS,
     LeaseLostError,
     ThreadLease,
     ThreadRecord,
+    check_reader,
     claim_thread,
     decode_record,
+    decode_recording,
     encode_record,
 )
 from agentfootprint.hosting.sqlite_store import DEFAULT_TABLE, check_table_name
@@ -26,8 +28,9 @@ __all__ = ["PostgresSessions", "postgres_sessions"]
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS {table} ("
     "thread_id TEXT PRIMARY KEY, owner TEXT, messages TEXT NOT NULL, conversation TEXT, pause TEXT, "
-    "lease TEXT, lease_until DOUBLE PRECISION, updated_at DOUBLE PRECISION NOT NULL)"
+    "lease TEXT, lease_until DOUBLE PRECISION, updated_at DOUBLE PRECISION NOT NULL, recording TEXT)"
 )
+_MIGRATE = "ALTER TABLE {table} ADD COLUMN IF NOT EXISTS recording TEXT"
 
 
 class PostgresSessions:
@@ -82,12 +85,13 @@ class PostgresSessions:
         async with self._creating:
             if self._ready:
                 return
-            try:
-                async with conn.transaction():
-                    await conn.execute(_SCHEMA.format(table=self._table))
-            except psycopg.errors.UniqueViolation:  # another process created it at the same moment
-                async with conn.transaction():
-                    await conn.execute(_SCHEMA.format(table=self._table))
+            for statement in (_SCHEMA, _MIGRATE):
+                try:
+                    async with conn.transaction():
+                        await conn.execute(statement.format(table=self._table))
+                except psycopg.errors.UniqueViolation:  # another process did it at the same moment
+                    async with conn.transaction():
+                        await conn.execute(statement.format(table=self._table))
             self._ready = True
 
     async def acquire(self, thread_id: str, owner: str | None) -> ThreadLease:
@@ -118,17 +122,31 @@ class PostgresSessions:
             )
             return ThreadLease(thread_id, token, record)
 
-    async def save(self, lease: ThreadLease, record: ThreadRecord) -> None:
-        """Write and free, only while this lease holds the thread."""
+    async def save(self, lease: ThreadLease, record: ThreadRecord, recording: str | None = None) -> None:
+        """Write and free, only while this lease holds the thread (a None recording keeps the one stored)."""
         messages, conversation, pause = encode_record(record)
         async with self._connection() as conn, conn.transaction():
             cursor = await conn.execute(
-                f"UPDATE {self._table} SET messages = %s, conversation = %s, pause = %s, lease = NULL, "
-                "lease_until = NULL, updated_at = %s WHERE thread_id = %s AND lease = %s",
-                (messages, conversation, pause, time.time(), lease.thread_id, lease.token),
+                f"UPDATE {self._table} SET messages = %s, conversation = %s, pause = %s, "
+                "recording = COALESCE(%s, recording), lease = NULL, lease_until = NULL, updated_at = %s "
+                "WHERE thread_id = %s AND lease = %s",
+                (messages, conversation, pause, recording, time.time(), lease.thread_id, lease.token),
             )
             if cursor.rowcount != 1:
                 raise LeaseLostError(f"thread {lease.thread_id!r} is no longer held by this turn")
+
+    async def read_recording(self, thread_id: str, owner: str | None) -> dict[str, Any] | None:
+        """The owner's last recording; 404 for an unknown or another owner's thread."""
+        async with self._connection() as conn:
+            cursor = await conn.execute(
+                f"SELECT owner, recording FROM {self._table} WHERE thread_id = %s", (thread_id,)
+            )
+            row = await cursor.fetchone()
+            await conn.rollback()
+        if row is None:
+            raise WireRequestRefusal("ERR_AGUI_THREAD_NOT_FOUND", "threadId")
+        check_reader(row[0], owner)
+        return decode_recording(thread_id, row[1])
 
     async def release(self, lease: ThreadLease) -> None:
         """Free without writing; drop a thread this lease created and nobody saved."""

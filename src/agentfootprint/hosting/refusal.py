@@ -48,6 +48,7 @@ REFUSALS: dict[str, tuple[int, str]] = {
     "ERR_AGUI_RESUME_NOT_HELD": (409, "a resume entry answers no interrupt this thread waits on"),
     "ERR_AGUI_THREAD_BUSY": (409, "a turn is already running on this thread"),
     "ERR_AGUI_THREAD_NOT_FOUND": (404, "no such thread"),
+    "ERR_AGUI_NO_RECORDING": (404, "this thread has no finished run to show yet"),
     "ERR_AGUI_TEXT_REQUIRED": (400, "this agent reads text: the user message carries none"),
 }
 """Every refusal the core raises: code → (status, fixed message). Messages never carry request values."""

@@ -1,6 +1,7 @@
 """Where served threads live: a small ``SessionStore`` protocol, its records, and the in-memory store.
 
-A store keeps per thread the AG-UI messages, the agent's conversation JSON and any held pause (server-side only)."""
+A store keeps per thread the AG-UI messages, the agent's conversation JSON, any held pause (server-side only) and
+the last run's recording (served to the thread's owner for ``backtrack``)."""
 
 from __future__ import annotations
 
@@ -26,8 +27,10 @@ __all__ = [
     "StoredThreadUnreadableError",
     "ThreadLease",
     "ThreadRecord",
+    "check_reader",
     "claim_thread",
     "decode_record",
+    "decode_recording",
     "encode_record",
     "memory_sessions",
     "owner_key",
@@ -110,8 +113,12 @@ class SessionStore(Protocol):
         """Mark the thread busy for ``owner`` and load it; refuses 404 (another owner's) or 409 (busy)."""
         ...
 
-    async def save(self, lease: ThreadLease, record: ThreadRecord) -> None:
-        """Write the thread after a turn and free it; ``LeaseLostError`` if the lease is no longer held."""
+    async def save(self, lease: ThreadLease, record: ThreadRecord, recording: str | None = None) -> None:
+        """Write the thread (and the turn's recording JSON text, if given) and free it; ``LeaseLostError`` if lost."""
+        ...
+
+    async def read_recording(self, thread_id: str, owner: str | None) -> dict[str, Any] | None:
+        """The last recording for the thread's owner (None if none yet); 404 for an unknown or other's thread."""
         ...
 
     async def release(self, lease: ThreadLease) -> None:
@@ -130,10 +137,15 @@ def owner_key(identity: Identity | None) -> str | None:
     return json.dumps([identity.tenant, identity.principal], ensure_ascii=False)
 
 
-def claim_thread(stored_owner: str | None, caller: str | None, lease_until: float | None, now: float) -> str | None:
-    """The owner after this caller's claim: 404 for another owner's thread, 409 while busy; first signer owns it."""
+def check_reader(stored_owner: str | None, caller: str | None) -> None:
+    """Refuse 404 unless ``caller`` may read the thread: its owner, or anyone for a thread nobody signed for."""
     if stored_owner is not None and stored_owner != caller:
         raise WireRequestRefusal("ERR_AGUI_THREAD_NOT_FOUND", "threadId")
+
+
+def claim_thread(stored_owner: str | None, caller: str | None, lease_until: float | None, now: float) -> str | None:
+    """The owner after this caller's claim: 404 for another owner's thread, 409 while busy; first signer owns it."""
+    check_reader(stored_owner, caller)
     if lease_until is not None and lease_until > now:
         raise WireRequestRefusal("ERR_AGUI_THREAD_BUSY", "threadId")
     return stored_owner if stored_owner is not None else caller
@@ -159,6 +171,17 @@ def decode_record(thread_id: str, messages: Any, conversation: Any, pause: Any) 
         raise StoredThreadUnreadableError(thread_id) from None
 
 
+def decode_recording(thread_id: str, value: Any) -> dict[str, Any] | None:
+    """A stored recording's JSON text as an object (None if absent); unreadable raises naming the thread."""
+    try:
+        data = _loads(value)
+    except (ValueError, TypeError):
+        raise StoredThreadUnreadableError(thread_id) from None
+    if data is not None and not isinstance(data, dict):
+        raise StoredThreadUnreadableError(thread_id)
+    return data
+
+
 def _loads(value: Any) -> Any:
     if value is None:
         return None
@@ -177,6 +200,7 @@ class _Row:
     pause: str | None
     token: str | None = None
     lease_until: float | None = None
+    recording: str | None = None
 
 
 class MemorySessions:
@@ -199,13 +223,23 @@ class MemorySessions:
         row.owner, row.token, row.lease_until = new_owner, token, now + self._lease_seconds
         return ThreadLease(thread_id, token, record)
 
-    async def save(self, lease: ThreadLease, record: ThreadRecord) -> None:
-        """Write and free."""
+    async def save(self, lease: ThreadLease, record: ThreadRecord, recording: str | None = None) -> None:
+        """Write and free (a None recording keeps the one stored)."""
         row = self._rows.get(lease.thread_id)
         if row is None or row.token != lease.token:
             raise LeaseLostError(f"thread {lease.thread_id!r} is no longer held by this turn")
         row.messages, row.conversation, row.pause = encode_record(record)
+        if recording is not None:
+            row.recording = recording
         row.token, row.lease_until = None, None
+
+    async def read_recording(self, thread_id: str, owner: str | None) -> dict[str, Any] | None:
+        """The owner's last recording; 404 for an unknown or another owner's thread."""
+        row = self._rows.get(thread_id)
+        if row is None:
+            raise WireRequestRefusal("ERR_AGUI_THREAD_NOT_FOUND", "threadId")
+        check_reader(row.owner, owner)
+        return decode_recording(thread_id, row.recording)
 
     async def release(self, lease: ThreadLease) -> None:
         """Free without writing; drop a thread this lease created and nobody saved."""

@@ -11,14 +11,16 @@ import uuid
 from os import PathLike
 from typing import Any
 
-from agentfootprint.hosting.refusal import HostingConfigError
+from agentfootprint.hosting.refusal import HostingConfigError, WireRequestRefusal
 from agentfootprint.hosting.sessions import (
     DEFAULT_LEASE_SECONDS,
     LeaseLostError,
     ThreadLease,
     ThreadRecord,
+    check_reader,
     claim_thread,
     decode_record,
+    decode_recording,
     encode_record,
 )
 
@@ -55,8 +57,11 @@ class SqliteSessions:
             conn.execute(
                 f"CREATE TABLE IF NOT EXISTS {self._table} ("
                 "thread_id TEXT PRIMARY KEY, owner TEXT, messages TEXT NOT NULL, conversation TEXT, pause TEXT, "
-                "lease TEXT, lease_until REAL, updated_at REAL NOT NULL)"
+                "lease TEXT, lease_until REAL, updated_at REAL NOT NULL, recording TEXT)"
             )
+            columns = {row[1] for row in conn.execute(f"PRAGMA table_info({self._table})")}
+            if "recording" not in columns:  # a table made before recordings were kept
+                conn.execute(f"ALTER TABLE {self._table} ADD COLUMN recording TEXT")
             self._conn = conn
         return self._conn
 
@@ -98,19 +103,32 @@ class SqliteSessions:
         result: ThreadLease = self._transaction(work)
         return result
 
-    def _save(self, lease: ThreadLease, record: ThreadRecord) -> None:
+    def _save(self, lease: ThreadLease, record: ThreadRecord, recording: str | None) -> None:
         messages, conversation, pause = encode_record(record)
 
         def work(conn: sqlite3.Connection) -> None:
             cursor = conn.execute(
-                f"UPDATE {self._table} SET messages = ?, conversation = ?, pause = ?, lease = NULL, "
-                "lease_until = NULL, updated_at = ? WHERE thread_id = ? AND lease = ?",
-                (messages, conversation, pause, time.time(), lease.thread_id, lease.token),
+                f"UPDATE {self._table} SET messages = ?, conversation = ?, pause = ?, "
+                "recording = COALESCE(?, recording), lease = NULL, lease_until = NULL, updated_at = ? "
+                "WHERE thread_id = ? AND lease = ?",
+                (messages, conversation, pause, recording, time.time(), lease.thread_id, lease.token),
             )
             if cursor.rowcount != 1:
                 raise LeaseLostError(f"thread {lease.thread_id!r} is no longer held by this turn")
 
         self._transaction(work)
+
+    def _read_recording(self, thread_id: str, owner: str | None) -> dict[str, Any] | None:
+        with self._lock:
+            row = (
+                self._connection()
+                .execute(f"SELECT owner, recording FROM {self._table} WHERE thread_id = ?", (thread_id,))
+                .fetchone()
+            )
+        if row is None:
+            raise WireRequestRefusal("ERR_AGUI_THREAD_NOT_FOUND", "threadId")
+        check_reader(row[0], owner)
+        return decode_recording(thread_id, row[1])
 
     def _release(self, lease: ThreadLease) -> None:
         def work(conn: sqlite3.Connection) -> None:
@@ -131,9 +149,13 @@ class SqliteSessions:
         """Owner check and busy mark in one write transaction."""
         return await asyncio.to_thread(self._acquire, thread_id, owner)
 
-    async def save(self, lease: ThreadLease, record: ThreadRecord) -> None:
-        """Write and free, only while this lease holds the thread."""
-        await asyncio.to_thread(self._save, lease, record)
+    async def save(self, lease: ThreadLease, record: ThreadRecord, recording: str | None = None) -> None:
+        """Write and free, only while this lease holds the thread (a None recording keeps the one stored)."""
+        await asyncio.to_thread(self._save, lease, record, recording)
+
+    async def read_recording(self, thread_id: str, owner: str | None) -> dict[str, Any] | None:
+        """The owner's last recording; 404 for an unknown or another owner's thread."""
+        return await asyncio.to_thread(self._read_recording, thread_id, owner)
 
     async def release(self, lease: ThreadLease) -> None:
         """Free without writing; drop a thread this lease created and nobody saved."""

@@ -47,9 +47,17 @@ def as_text(value: Any) -> str:
 class AgUiTranslator:
     """An agent listener: maps its stream events to AG-UI events (handed to ``sink``) and records messages."""
 
-    def __init__(self, sink: Callable[[BaseEvent], None], *, quiet_results: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        sink: Callable[[BaseEvent], None],
+        *,
+        quiet_results: Iterable[str] = (),
+        unstreamed_results: Iterable[str] = (),
+    ) -> None:
+        """``quiet_results``: calls the page answered (neither streamed nor kept); ``unstreamed_results``: kept only."""
         self._sink = sink
         self._quiet = frozenset(quiet_results)
+        self._unstreamed = frozenset(unstreamed_results)
         self.messages: list[dict[str, Any]] = []
         self.pause: dict[str, Any] | None = None
         self._message_id: str | None = None
@@ -146,6 +154,8 @@ class AgUiTranslator:
         content = as_text(payload.get("content"))
         message_id = new_id("tool")
         self.messages.append({"id": message_id, "role": "tool", "toolCallId": call_id, "content": content})
+        if call_id in self._unstreamed:  # a call started in an earlier run: a result here would reference nothing
+            return
         self._sink(ToolCallResultEvent(message_id=message_id, tool_call_id=call_id, content=content, role="tool"))
 
 

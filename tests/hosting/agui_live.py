@@ -1,0 +1,70 @@
+"""A live AG-UI server for tests: ``agui_served:build_app`` under uvicorn on 127.0.0.1, in a child process."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx2
+from agui_http import parse_sse
+from conftest import free_port
+
+HERE = Path(__file__).parent
+
+
+def wait_healthy(base: str, proc: subprocess.Popen[bytes], seconds: float = 30.0) -> None:
+    """Poll ``/healthz`` until it answers 200; fail with the server's stderr if it exits first."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"server exited early: {proc.stderr.read().decode()[-2000:] if proc.stderr else ''}")
+        try:
+            if httpx2.get(f"{base}/healthz", timeout=1.0).status_code == 200:
+                return
+        except httpx2.HTTPError:
+            pass
+        time.sleep(0.05)
+    raise AssertionError("server did not become healthy in time")
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """Terminate a server this test started (kill it if it does not stop)."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=5)
+
+
+@contextmanager
+def live_server(db: Path) -> Iterator[str]:
+    """Serve ``agui_served:build_app`` (SQLite at ``db``) on a free loopback port; yields the base URL."""
+    port = free_port()
+    command = [sys.executable, "-m", "uvicorn", "agui_served:build_app", "--factory"]
+    command += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning", "--app-dir", str(HERE)]
+    env = {**os.environ, "AGUI_DB": str(db)}
+    proc = subprocess.Popen(command, cwd=HERE, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(base, proc)
+        yield base
+    finally:
+        stop(proc)
+
+
+async def stream(http: httpx2.AsyncClient, url: str, payload: Any, **kwargs: Any) -> list[dict[str, Any]]:
+    """POST a turn and read its SSE stream to the end (the status must be 200)."""
+    chunks: list[str] = []
+    async with http.stream("POST", url, json=payload, **kwargs) as response:
+        assert response.status_code == 200, (await response.aread())[:500]
+        assert response.headers["content-type"].startswith("text/event-stream")
+        async for text in response.aiter_text():
+            chunks.append(text)
+    return parse_sse("".join(chunks))
