@@ -1,0 +1,59 @@
+"""Scale out: run many independent agent runs through an executor (in-process asyncio or Ray) and evaluate them."""
+
+from agentfootprint.scale.evaluate import (
+    Check,
+    CheckResult,
+    CheckSummary,
+    EvaluationReport,
+    EvaluationSummary,
+    ItemResult,
+    evaluate,
+    evaluate_sync,
+    expected_in_answer,
+)
+from agentfootprint.scale.executor import Executor, InProcessExecutor, ProgressFn, run_specs
+from agentfootprint.scale.ray_executor import RayExecutor
+from agentfootprint.scale.run import build_agent, load_agent_factory, run_spec, run_spec_json
+from agentfootprint.scale.spec import (
+    AgentFactoryError,
+    EvaluationError,
+    RayExecutorError,
+    RayUnavailableError,
+    RunError,
+    RunOutcome,
+    RunSpec,
+    ScaleError,
+    describe_error,
+    scrub_message,
+)
+
+__all__ = [
+    "AgentFactoryError",
+    "Check",
+    "CheckResult",
+    "CheckSummary",
+    "EvaluationError",
+    "EvaluationReport",
+    "EvaluationSummary",
+    "Executor",
+    "InProcessExecutor",
+    "ItemResult",
+    "ProgressFn",
+    "RayExecutor",
+    "RayExecutorError",
+    "RayUnavailableError",
+    "RunError",
+    "RunOutcome",
+    "RunSpec",
+    "ScaleError",
+    "build_agent",
+    "describe_error",
+    "evaluate",
+    "evaluate_sync",
+    "expected_in_answer",
+    "load_agent_factory",
+    "run_spec",
+    "run_spec_json",
+    "run_specs",
+    "scrub_message",
+]

@@ -1,0 +1,80 @@
+"""The Executor seam: submit independent run specs, get outcomes back; the default runs them here on asyncio."""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Protocol, runtime_checkable
+
+from agentfootprint.scale.run import run_spec, worker_label
+from agentfootprint.scale.spec import RunOutcome, RunSpec, ScaleError, describe_error
+
+ProgressFn = Callable[[int, int, RunOutcome], None]
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """Runs one spec somewhere and returns its outcome; run failures come back as ``error`` outcomes."""
+
+    async def submit(self, spec: RunSpec) -> RunOutcome: ...
+
+
+async def run_specs(
+    executor: Executor,
+    specs: Sequence[RunSpec],
+    *,
+    concurrency: int | None = None,
+    progress: ProgressFn | None = None,
+) -> list[RunOutcome]:
+    """Submit every spec (at most ``concurrency`` in flight); outcomes in spec order; ``progress(done, total, o)``."""
+    if concurrency is not None and concurrency < 1:
+        raise ScaleError("concurrency must be >= 1")
+    total = len(specs)
+    sem = asyncio.Semaphore(concurrency or max(total, 1))
+    done = 0
+
+    async def one(spec: RunSpec) -> RunOutcome:
+        nonlocal done
+        async with sem:
+            try:
+                outcome = await executor.submit(spec)
+            except Exception as exc:
+                outcome = RunOutcome(status="error", error=describe_error(exc), worker=worker_label())
+        done += 1
+        if progress is not None:
+            progress(done, total, outcome)
+        return outcome
+
+    return list(await asyncio.gather(*(one(s) for s in specs)))
+
+
+class InProcessExecutor:
+    """Runs specs in this process on the running event loop, at most ``concurrency`` at a time."""
+
+    def __init__(self, concurrency: int = 8) -> None:
+        if not isinstance(concurrency, int) or concurrency < 1:
+            raise ScaleError("InProcessExecutor concurrency must be an int >= 1")
+        self.concurrency = concurrency
+        self._sems: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def __repr__(self) -> str:
+        return f"InProcessExecutor(concurrency={self.concurrency})"
+
+    def _sem(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        sem = self._sems.get(loop)
+        if sem is None:
+            sem = self._sems[loop] = asyncio.Semaphore(self.concurrency)
+        return sem
+
+    async def submit(self, spec: RunSpec) -> RunOutcome:
+        """Run ``spec`` here once a concurrency slot is free."""
+        async with self._sem():
+            return await run_spec(spec)
+
+    async def map(self, specs: Sequence[RunSpec], *, progress: ProgressFn | None = None) -> list[RunOutcome]:
+        """Every spec, ``concurrency`` at a time; outcomes in spec order."""
+        return await run_specs(self, specs, concurrency=self.concurrency, progress=progress)

@@ -1,0 +1,100 @@
+"""Run one spec in this process: import the factory, build a fresh agent, ablate, run, return a JSON-safe outcome."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import importlib
+import os
+import socket
+import time
+from collections.abc import Callable
+from typing import Any
+
+from agentfootprint.agent import Agent
+from agentfootprint.scale.spec import AgentFactoryError, RunOutcome, RunSpec, describe_error
+
+AgentFactory = Callable[[], Agent]
+
+
+@functools.lru_cache(maxsize=128)
+def load_agent_factory(path: str) -> AgentFactory:
+    """Import ``module:function`` (cached per process) and return the callable; ``AgentFactoryError`` if not."""
+    module_name, _, attr = path.partition(":")
+    if not module_name or not attr:
+        raise AgentFactoryError(f"an agent factory path looks like 'module:function', got {path[:200]!r}")
+    try:
+        value: Any = importlib.import_module(module_name)
+    except ImportError as err:
+        raise AgentFactoryError(f"cannot import module {module_name!r} for agent factory: {err}") from None
+    for part in attr.split("."):
+        if not hasattr(value, part):
+            raise AgentFactoryError(f"module {module_name!r} has no attribute {attr!r}")
+        value = getattr(value, part)
+    if isinstance(value, Agent) or not callable(value):
+        raise AgentFactoryError(f"{path!r} must be a no-argument function returning an Agent")
+    factory: AgentFactory = value
+    return factory
+
+
+def build_agent(path: str) -> Agent:
+    """A fresh Agent from the factory at ``path``."""
+    agent = load_agent_factory(path)()
+    if not isinstance(agent, Agent):
+        raise AgentFactoryError(f"agent factory {path!r} returned {type(agent).__name__}, expected an Agent")
+    return agent
+
+
+def _recording(agent: Agent | None) -> dict[str, Any] | None:
+    if agent is None or agent.last_snapshot() is None:
+        return None
+    from agentfootprint.explain.recording import recording_of
+
+    try:
+        return recording_of(agent).model_dump(mode="json")
+    except Exception:
+        return None
+
+
+def worker_label() -> str:
+    """``host:pid`` of the process that ran a spec."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+async def run_spec(spec: RunSpec) -> RunOutcome:
+    """Run ``spec`` on a fresh agent; every failure becomes an ``error`` outcome (never raised)."""
+    started = time.perf_counter()
+    agent: Agent | None = None
+    try:
+        agent = build_agent(spec.agent_factory)
+        if spec.ablate:
+            agent = agent.without(*spec.ablate)
+        kwargs: dict[str, Any] = {"identity": spec.identity, "seed": spec.seed}
+        if spec.history:
+            kwargs["continue_from"] = {"run_id": "rerun", "history": spec.history}
+        result = await agent.run(spec.message, **kwargs)
+    except Exception as exc:
+        return RunOutcome(
+            status="error",
+            error=describe_error(exc),
+            recording=_recording(agent),
+            elapsed_s=time.perf_counter() - started,
+            worker=worker_label(),
+        )
+    return RunOutcome(
+        status=result.status,
+        answer=result.answer,
+        run_id=result.run_id,
+        recording=_recording(agent),
+        elapsed_s=time.perf_counter() - started,
+        worker=worker_label(),
+    )
+
+
+def run_spec_json(spec_json: str) -> str:
+    """Blocking JSON-in, JSON-out twin of :func:`run_spec` (what a Ray task runs)."""
+    try:
+        spec = RunSpec.model_validate_json(spec_json)
+    except Exception as exc:
+        return RunOutcome(status="error", error=describe_error(exc), worker=worker_label()).model_dump_json()
+    return asyncio.run(run_spec(spec)).model_dump_json()

@@ -1,0 +1,78 @@
+"""localize_context_bug(executor=...): reruns go out as run specs and the report matches the in-process one."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentfootprint._flagship import QUESTION, approved_flipped, refunds_agent
+from agentfootprint.explain import LocalizeError, localize_context_bug
+from agentfootprint.scale import InProcessExecutor, RunOutcome, RunSpec
+
+FLAGSHIP = "agentfootprint._flagship:refunds_agent"
+
+
+class Counting:
+    """Wraps an executor and keeps every spec it was handed."""
+
+    def __init__(self) -> None:
+        self.inner = InProcessExecutor(concurrency=4)
+        self.specs: list[RunSpec] = []
+
+    async def submit(self, spec: RunSpec) -> RunOutcome:
+        self.specs.append(spec)
+        return await self.inner.submit(spec)
+
+
+async def test_reruns_through_an_executor_give_the_same_report() -> None:
+    agent = refunds_agent()
+    await agent.run(QUESTION, identity={"tenant": "acme", "principal": "ops"})
+    local = await localize_context_bug(agent, samples=5, outcome_changed=approved_flipped, progress=False)
+    counting = Counting()
+    remote = await localize_context_bug(
+        agent,
+        samples=5,
+        outcome_changed=approved_flipped,
+        progress=False,
+        executor=counting,
+        agent_factory=FLAGSHIP,
+    )
+    assert remote.model_dump() == local.model_dump()
+    assert len(counting.specs) == 20
+    assert {s.seed for s in counting.specs} == set(range(5))
+    assert sorted({tuple(s.ablate) for s in counting.specs}) == [
+        (),
+        ("lookup_order",),
+        ("style-fact",),
+        ("vip-override-fact",),
+    ]
+    assert all(s.message == QUESTION and s.identity == {"tenant": "acme", "principal": "ops"} for s in counting.specs)
+
+
+async def test_an_executor_needs_a_factory_path() -> None:
+    agent = refunds_agent()
+    await agent.run(QUESTION)
+    with pytest.raises(LocalizeError, match="agent_factory"):
+        await localize_context_bug(agent, samples=1, executor=InProcessExecutor(), progress=False)
+
+
+async def test_correlational_mode_never_touches_the_executor() -> None:
+    agent = refunds_agent()
+    await agent.run(QUESTION)
+    counting = Counting()
+    report = await localize_context_bug(agent, samples=0, executor=counting)
+    assert report.mode == "correlational" and counting.specs == []
+
+
+async def test_failed_remote_reruns_are_counted_as_errors() -> None:
+    agent = refunds_agent()
+    await agent.run(QUESTION)
+    report = await localize_context_bug(
+        agent,
+        samples=2,
+        outcome_changed=approved_flipped,
+        progress=False,
+        executor=InProcessExecutor(),
+        agent_factory="tests.scale.factories:broken",
+    )
+    assert report.baseline_errors == 2 and "rerun-errors" in report.honesty_flags
+    assert all(s.errors == 2 for s in report.suspects)
