@@ -3,6 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
+LLM_STAMP := $(VENV)/.installed-local-llm
 
 .PHONY: demo test bench lint venv clean
 
@@ -14,12 +15,16 @@ $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install -q -e ".[dev]"
 	@touch $(STAMP)
 
+$(LLM_STAMP): $(STAMP)
+	bash scripts/install-local-llm.sh $(BIN)/python
+	@touch $(LLM_STAMP)
+
 venv: $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/python -m agentfootprint demo
 
-test: $(STAMP)
+test: $(STAMP) $(LLM_STAMP)
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)

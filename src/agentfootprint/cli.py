@@ -20,9 +20,16 @@ def _app() -> Any:
     def demo(
         engine: bool = typer.Option(False, "--engine", help="Also show the flowchart engine demo."),
         report: str = typer.Option("report.html", "--report", "-o", help="Where to write the HTML report."),
+        real: bool = typer.Option(False, "--real", help="Run on a local model (needs the local-llm extra)."),
     ) -> None:
         """Run the offline flagship demo: wrong answer → backtrack → ablation proof → report.html."""
         from agentfootprint._demos import run_agent_demo, run_engine_demo
+
+        if real:
+            from agentfootprint._demo_real import run_real_demo
+
+            run_real_demo()
+            return
 
         run_agent_demo(report_path=report)
         if engine:

@@ -28,6 +28,17 @@ from agentfootprint.providers.errors import (
     RateLimitError,
 )
 from agentfootprint.providers.fallback import FallbackProvider, with_fallback
+from agentfootprint.providers.local import (
+    JsonToolCallingProvider,
+    LocalLLMError,
+    LocalLLMMissingError,
+    LocalLLMProvider,
+    LocalServerCrashedError,
+    LocalServerStartError,
+    ModelDigestError,
+    json_tool_calling,
+    local_llm,
+)
 from agentfootprint.providers.mock_provider import MockProvider, mock
 from agentfootprint.providers.ollama_api import OllamaProvider, ollama
 from agentfootprint.providers.openai_compat import OpenAICompatibleProvider, openai_compatible
@@ -37,12 +48,19 @@ __all__ = [
     "AnthropicProvider",
     "BaseProvider",
     "FallbackProvider",
+    "JsonToolCallingProvider",
     "LLMRequest",
     "LLMResponse",
+    "LocalLLMError",
+    "LocalLLMMissingError",
+    "LocalLLMProvider",
+    "LocalServerCrashedError",
+    "LocalServerStartError",
     "Message",
     "MockExhaustedError",
     "MockProvider",
     "MockReplyError",
+    "ModelDigestError",
     "ModelNotFoundError",
     "ModelRequiredError",
     "OllamaProvider",
@@ -64,6 +82,8 @@ __all__ = [
     "ToolSpec",
     "Usage",
     "anthropic",
+    "json_tool_calling",
+    "local_llm",
     "mock",
     "ollama",
     "openai_compatible",

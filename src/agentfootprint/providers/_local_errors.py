@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from agentfootprint.errors import AgentFootprintError
+from typing import ClassVar
+
+from agentfootprint.providers.errors import ProviderConfigError, ProviderError
 
 INSTALL_HINT = "pip install 'agentfootprint[local-llm]'"
 
 
-class LocalLLMError(AgentFootprintError):
-    """The local model could not be set up or started."""
+class LocalLLMError(ProviderConfigError):
+    """The local model could not be set up or started (a setup error: never retried or fallen back from)."""
 
     code: str = "ERR_LOCAL_LLM"
 
@@ -30,10 +32,23 @@ class ModelDigestError(LocalLLMError):
 
     code: str = "ERR_LOCAL_LLM_DIGEST"
 
-    def __init__(self, message: str, *, expected: str, actual: str, code: str | None = None) -> None:
+    def __init__(self, message: str, *, expected: str = "", actual: str = "", code: str | None = None) -> None:
         super().__init__(message, code=code)
         self.expected = expected
         self.actual = actual
+
+
+CPU_HINT = (
+    "the llama.cpp build may use CPU instructions this machine cannot run (e.g. AMX/AVX-512 in a VM); rebuild it "
+    "portably: pip cache remove llama_cpp_python; CMAKE_ARGS='-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON "
+    "-DGGML_F16C=ON' pip install --force-reinstall --no-deps llama-cpp-python"
+)
+_SIGNAL_EXITS = {-4, -11, 132, 139}
+
+
+def crash_hint(exit_code: int | None) -> str:
+    """Advice for a server that died by SIGILL/SIGSEGV (usually a CPU-specific build), else nothing."""
+    return f"; {CPU_HINT}" if exit_code in _SIGNAL_EXITS else ""
 
 
 class LocalServerStartError(LocalLLMError):
@@ -43,4 +58,24 @@ class LocalServerStartError(LocalLLMError):
 
     def __init__(self, message: str, *, stderr_tail: str = "", code: str | None = None) -> None:
         super().__init__(message, code=code)
+        self.stderr_tail = stderr_tail
+
+
+class LocalServerCrashedError(ProviderError):
+    """The llama.cpp server died while answering (not retryable); ``exit_code`` and ``stderr_tail`` say how."""
+
+    code: str = "ERR_LOCAL_LLM_SERVER_CRASHED"
+    default_retryable: ClassVar[bool] = False
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        exit_code: int | None = None,
+        stderr_tail: str = "",
+        provider: str = "local_llm",
+        code: str | None = None,
+    ) -> None:
+        super().__init__(message, provider=provider, code=code)
+        self.exit_code = exit_code
         self.stderr_tail = stderr_tail

@@ -23,7 +23,7 @@ def reply_schema(tools: list[ToolSpec], *, allow_tools: bool = True) -> dict[str
         "properties": {
             "tool": {"type": "null"},
             "args": {"type": "object", "properties": {}, "additionalProperties": False},
-            "answer": {"type": "string"},
+            "answer": {"type": "string", "minLength": 1},
         },
         "required": ["tool", "args", "answer"],
         "additionalProperties": False,

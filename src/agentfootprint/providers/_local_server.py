@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
-from agentfootprint.providers._local_errors import LocalServerStartError
+from agentfootprint.providers._local_errors import LocalServerStartError, crash_hint
 
 _TAIL_LINES = 20
 _TAIL_CHARS = 2000
@@ -36,7 +36,10 @@ def tail_text(text: str, lines: int = _TAIL_LINES, limit: int = _TAIL_CHARS) -> 
 
 
 class LocalLLMServer:
-    """Runs llama.cpp's OpenAI-compatible server for one GGUF; use as a context manager or call ``stop``."""
+    """Runs llama.cpp's OpenAI-compatible server for one GGUF; use as a context manager or call ``stop``.
+
+    ``fresh_prompts`` (default) re-evaluates every prompt, so at temperature 0 an answer depends only on its request.
+    """
 
     def __init__(
         self,
@@ -51,6 +54,7 @@ class LocalLLMServer:
         startup_timeout: float = 120.0,
         python: str | None = None,
         extra_args: Sequence[str] = (),
+        fresh_prompts: bool = True,
     ) -> None:
         if startup_timeout <= 0:
             raise ValueError("startup_timeout must be a positive number of seconds")
@@ -64,6 +68,7 @@ class LocalLLMServer:
         self.startup_timeout = float(startup_timeout)
         self.python = python or sys.executable
         self.extra_args = list(extra_args)
+        self.fresh_prompts = fresh_prompts
         self._process: subprocess.Popen[bytes] | None = None
         self._log_path: Path | None = None
 
@@ -77,6 +82,20 @@ class LocalLLMServer:
         return self._process is not None and self._process.poll() is None
 
     @property
+    def exit_code(self) -> int | None:
+        """The exit code if the started server has died (negative: killed by that signal), else None."""
+        return None if self._process is None else self._process.poll()
+
+    def wait_exit(self, timeout: float) -> int | None:
+        """Wait up to ``timeout`` seconds for the server to exit; its exit code, or None if still alive."""
+        if self._process is None:
+            return None
+        try:
+            return self._process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    @property
     def base_url(self) -> str:
         """The Chat Completions base URL (``http://host:port/v1``)."""
         if self.port is None:
@@ -84,11 +103,12 @@ class LocalLLMServer:
         return f"http://{self.host}:{self.port}/v1"
 
     def command(self) -> list[str]:
-        """The argv that starts the server."""
+        """The argv that starts the server (with ``fresh_prompts``, a wrapper that disables KV prefix reuse)."""
+        module = "agentfootprint.providers._local_llama_server" if self.fresh_prompts else "llama_cpp.server"
         argv = [
             self.python,
             "-m",
-            "llama_cpp.server",
+            module,
             "--model",
             str(self.model_path),
             "--model_alias",
@@ -133,7 +153,7 @@ class LocalLLMServer:
             process = self._process
             if process is None or process.poll() is not None:
                 code = None if process is None else process.returncode
-                self._fail(f"the llama.cpp server exited during start-up (exit code {code})")
+                self._fail(f"the llama.cpp server exited during start-up (exit code {code}){crash_hint(code)}")
             try:
                 with urllib.request.urlopen(url, timeout=2.0) as response:
                     if response.status == 200:
