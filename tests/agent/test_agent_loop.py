@@ -206,3 +206,32 @@ async def test_with_tools_adds_tools_and_keeps_listeners() -> None:
     clone = base.with_tools(extra)
     assert (await clone.run("go")).answer == "ok" and seen == ["extra"]
     assert [t.name for t in base.config.tools] == []
+
+
+async def test_tool_choice_margin_recorded_when_the_model_picks_between_twins() -> None:
+    a = define_tool(
+        name="search_orders",
+        description="Search the orders database by customer name",
+        input_schema={"type": "object"},
+        execute=lambda args, c: "found",
+    )
+    b = define_tool(
+        name="search_order",
+        description="Search the orders database by customer name.",
+        input_schema={"type": "object"},
+        execute=lambda args, c: "found",
+    )
+    c = define_tool(
+        name="weather",
+        description="Weather forecast for a city",
+        input_schema={"type": "object"},
+        execute=lambda args, ctx: "sunny",
+    )
+    provider = mock(replies=[{"tool_calls": [{"id": "s1", "name": "search_orders", "args": {}}]}, "ok"])
+    agent = Agent.create(provider=provider, model="m").tools([a, b, c]).build()
+    await agent.run("find Dana's orders")
+    snap = agent.last_snapshot()
+    assert snap is not None
+    margins = snap.state["tool_choice_margins"]
+    assert [(m["chosen"], m["twin"]) for m in margins] == [("search_orders", "search_order")]
+    assert margins[0]["similarity"] >= 0.8 and margins[0]["iteration"] == 1

@@ -159,3 +159,43 @@ def test_a_tampered_pack_reads_as_none() -> None:
     bad = {"flow": {"pause_data": {"kind": "check_in", "evidence": {"format": "agentfootprint.check_in", "x": 1}}}}
     assert check_in_pack_of(bad) is None
     assert check_in_pack_of({"flow": {"pause_data": "nope"}}) is None
+
+
+async def test_decline_note_reaches_the_model_and_decisions_are_events() -> None:
+    from agentfootprint import Agent, define_tool
+    from agentfootprint.agent.checkin import check_in_approved, check_in_declined
+    from agentfootprint.providers import mock
+
+    ran: list[dict[str, Any]] = []
+    refund = define_tool(
+        name="refund",
+        description="Issue a refund",
+        input_schema={"type": "object"},
+        execute=lambda a, c: ran.append(a) or "refunded",
+        check_in=True,
+    )
+
+    def respond(req: Any) -> Any:
+        if req.messages[-1].role == "user":
+            return {"tool_calls": [{"id": "r1", "name": "refund", "args": {"amount": 5}}]}
+        return "done"
+
+    def build() -> tuple[Agent, Any]:
+        provider = mock(respond=respond)
+        return Agent.create(provider=provider, model="m").tool(refund).build(), provider
+
+    agent, _ = build()
+    paused = await agent.run("refund me")
+    decisions: list[Any] = []
+    fresh, fresh_provider = build()
+    fresh.on("checkin.decision", lambda e: decisions.append(e.payload))
+    done = await fresh.resume(paused.checkpoint or {}, check_in_declined(by="ann", note="over the limit"))
+    assert done.status == "completed" and ran == []
+    assert "over the limit" in fresh_provider.requests[-1].messages[-1].content
+    assert decisions == [
+        {"tool_call_id": "r1", "tool": "refund", "decision": "declined", "by": "ann", "note": "over the limit"}
+    ]
+    agent2, _ = build()
+    paused2 = await agent2.run("refund me")
+    await agent2.resume(paused2.checkpoint or {}, check_in_approved(by="bob"))
+    assert ran == [{"amount": 5}]

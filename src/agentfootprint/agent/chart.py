@@ -442,6 +442,9 @@ def build_agent_chart(config: AgentConfig) -> FlowChart:
         scope.append("history", *messages)
         scope.append("tool_results", *records)
         scope["last_tool_results"] = returns
+        margins = _tool_choice_margins(calls, scope["tool_specs"])
+        if margins:
+            scope.append("tool_choice_margins", *[{**m, "iteration": iteration} for m in margins])
         if activated != list(scope["activated_skills"]):
             scope["activated_skills"] = list(dict.fromkeys(activated))
         _emit(rc, scope, ev.AGENT_ITERATION_END, {"iteration": iteration, "tool_calls": len(calls)}, iteration)
@@ -548,6 +551,38 @@ class _TokenGate:
         return [piece]
 
 
+TWIN_THRESHOLD = 0.8
+
+
+def _tool_choice_margins(calls: Any, specs: Any) -> list[dict[str, Any]]:
+    """When the model picked a tool that has a near-twin among those offered, record how alike they read."""
+    if len(specs) < 2:
+        return []
+    from agentfootprint.tools.lint import description_similarity
+
+    out: list[dict[str, Any]] = []
+    by_name = {s["name"]: s for s in specs}
+    for call in calls:
+        chosen = by_name.get(call["name"])
+        if chosen is None:
+            continue
+        for other in specs:
+            if other["name"] == chosen["name"]:
+                continue
+            similarity = description_similarity(str(chosen.get("description", "")), str(other.get("description", "")))
+            if similarity >= TWIN_THRESHOLD:
+                out.append(
+                    {
+                        "tool_call_id": call["id"],
+                        "chosen": chosen["name"],
+                        "twin": other["name"],
+                        "similarity": round(similarity, 4),
+                        "margin": round(1.0 - similarity, 4),
+                    }
+                )
+    return out
+
+
 _MAX_ARGS_DEPTH = 64
 
 
@@ -612,8 +647,27 @@ async def _answer_pause(
     value = answer.get("answer")
     _emit(rc, scope, ev.PAUSE_RESUMED, {"kind": kind, "tool_call_id": call["id"]}, iteration)
     if kind == "check_in":
+        decided_by: str | None = None
+        note: str | None = None
+        if isinstance(value, dict):  # check_in_approved(by=...) / check_in_declined(by=..., note=...)
+            decided_by = str(value["by"])[:200] if value.get("by") else None
+            note = str(value["note"])[:2000] if value.get("note") else None
+            value = value.get("decision")
         approved = value is True or (
             isinstance(value, str) and value.strip().lower() in ("yes", "y", "approve", "approved", "allow", "ok")
+        )
+        _emit(
+            rc,
+            scope,
+            ev.CHECKIN_DECISION,
+            {
+                "tool_call_id": call["id"],
+                "tool": call["name"],
+                "decision": "approved" if approved else "declined",
+                "by": decided_by,
+                "note": note,
+            },
+            iteration,
         )
         ctx = ToolContext(
             tool_call_id=call["id"],
@@ -629,6 +683,7 @@ async def _answer_pause(
             thaw(call.get("args", {})),
             ctx,
             check_in="approved" if approved else "declined",
+            check_in_note=note,
             permission=rc.config.permission,
             max_result_chars=rc.config.max_result_chars,
         )
@@ -636,7 +691,7 @@ async def _answer_pause(
             outcome.content,
             outcome.is_error,
             outcome.error_code,
-            {"check_in": "approved" if approved else "declined"},
+            {"check_in": "approved" if approved else "declined", "decided_by": decided_by},
         )
     content = value if isinstance(value, str) else json.dumps(value)
     return content, False, None, {"answered_by": "human"}

@@ -200,14 +200,14 @@ def check_in_pack_of(checkpoint: Mapping[str, Any]) -> CheckInPack | None:
         return None
 
 
-def check_in_approved() -> str:
-    """The consent answer that runs the paused tool exactly once: ``resume(checkpoint, check_in_approved())``."""
-    return APPROVE
+def check_in_approved(*, by: str | None = None) -> dict[str, Any]:
+    """Consent that runs the paused tool exactly once: ``resume(checkpoint, check_in_approved(by="ann"))``."""
+    return {"decision": APPROVE, "by": by}
 
 
-def check_in_declined() -> str:
-    """The consent answer that never runs the paused tool; the model gets a declined result."""
-    return DECLINE
+def check_in_declined(*, by: str | None = None, note: str | None = None) -> dict[str, Any]:
+    """Consent refused: the tool never runs and the model sees ``note`` as the result."""
+    return {"decision": DECLINE, "by": by, "note": note}
 
 
 __all__ = [
