@@ -78,20 +78,17 @@ class PostgresSessions:
                     self._idle.append(conn)
 
     async def _create_table(self, conn: Any) -> None:
-        import psycopg
 
         if self._creating is None:
             self._creating = asyncio.Lock()
         async with self._creating:
             if self._ready:
                 return
-            for statement in (_SCHEMA, _MIGRATE):
-                try:
-                    async with conn.transaction():
-                        await conn.execute(statement.format(table=self._table))
-                except psycopg.errors.UniqueViolation:  # another process did it at the same moment
-                    async with conn.transaction():
-                        await conn.execute(statement.format(table=self._table))
+            # Replicas starting together serialise their DDL on a transaction-scoped advisory lock.
+            async with conn.transaction():
+                await conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"agentfootprint:{self._table}",))
+                for statement in (_SCHEMA, _MIGRATE):
+                    await conn.execute(statement.format(table=self._table))
             self._ready = True
 
     async def acquire(self, thread_id: str, owner: str | None) -> ThreadLease:
