@@ -211,6 +211,11 @@ def build_agent_chart(config: AgentConfig) -> FlowChart:
             seed=rc.seed,
             temperature=config.temperature,
             max_tokens=config.max_tokens,
+            cache_markers=[
+                m
+                for m in markers
+                if m.get("slot") == "system_prompt" or int(m.get("message_index", 1 << 30)) < len(injected)
+            ],
         )
         scope["llm_call"] = {
             "iteration": iteration,

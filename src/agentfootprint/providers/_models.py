@@ -75,6 +75,8 @@ class LLMRequest(BaseModel):
     temperature: float | None = None
     max_tokens: int | None = None
     response_format: dict[str, Any] | None = None
+    cache_markers: list[dict[str, Any]] = Field(default_factory=list)
+    """Provider-neutral prompt-cache breakpoints (Anthropic turns them into ``cache_control``; others ignore)."""
 
 
 class ProviderAttempt(BaseModel):

@@ -89,6 +89,10 @@ def build_body(request: LLMRequest, model: str, max_tokens: int, *, stream: bool
         body["temperature"] = request.temperature
     if stream:
         body["stream"] = True
+    if request.cache_markers:
+        from agentfootprint.context.cache import anthropic_cache_control
+
+        body = anthropic_cache_control(request.cache_markers, body)
     return body
 
 
