@@ -222,3 +222,17 @@ def test_property_agent_memory_never_crosses_identities(a: Identity, b: Identity
     anonymous = a.tenant is None and a.principal is None  # a run without identity has its own namespace
     same = (a.tenant, a.principal) == (b.tenant, b.principal) and not anonymous
     assert (secret in seen_by_b) == same
+
+
+async def test_members_of_a_composition_remember_under_the_outermost_identity() -> None:
+    from agentfootprint import Sequence
+
+    store = InMemoryMemoryStore()
+    member, provider = memory_agent(store)
+    seq = Sequence.create().step("remembering", member).build()
+    alice = {"tenant": "acme", "principal": "alice"}
+    await seq.run("My order number is A-77.", identity=alice)
+    await seq.run("What was my order number?", identity=alice)
+    assert "A-77" in provider.requests[-1].system_prompt
+    await seq.run("And mine?", identity={"tenant": "acme", "principal": "bob"})
+    assert "A-77" not in provider.requests[-1].system_prompt  # never across identities

@@ -474,6 +474,17 @@ def build_agent_chart(config: AgentConfig) -> FlowChart:
         scope["answer"] = answer
         scope["stopped_early"] = stopped
         rc.last_completed_iteration = iteration
+        if rc.mounted:  # a composition member has no _finish of its own: write its turn to memory here
+            from agentfootprint.context import remember_turn
+
+            remember_turn(
+                config.injections,
+                identity=rc.identity,
+                run_id=rc.run_id,
+                user_message=str(scope["user_message"]),
+                answer=answer,
+                events=rc.events,
+            )
         _emit(rc, scope, ev.AGENT_ITERATION_END, {"iteration": iteration, "tool_calls": 0}, iteration)
 
     return (

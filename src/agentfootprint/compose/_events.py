@@ -41,6 +41,9 @@ class TeeEvents:
                 last = d.emit(event_type, payload, **meta) or last
         return last
 
+    def is_known(self, event_type: str) -> bool:
+        return all(d.is_known(event_type) for d in self._targets)
+
     def register_type(self, event_type: str) -> str:
         for d in self._targets:
             d.register_type(event_type)
