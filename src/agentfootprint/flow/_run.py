@@ -537,32 +537,26 @@ def _was_cancelled(errors: list[BaseException | None], i: int) -> bool:
 
 
 # -- subflows -------------------------------------------------------------------------------------------------
-def _map_in(node: Node, parent: Scope) -> dict[str, Any]:
-    m = node.input_map
-    if m is None:
+def _apply_map(mapping: Any, source: Scope, what: str, node_id: str) -> dict[str, Any]:
+    """A subflow's input or output map read against ``source``: a callable, ``{target: source_key}`` or keys."""
+    if mapping is None:
         return {}
-    if callable(m):
-        out = m(parent)
+    if callable(mapping):
+        out = mapping(source)
         if not isinstance(out, Mapping):
-            raise TypeError(f"input_map of subflow '{node.id}' must return a dict, got {type(out).__name__}")
+            raise TypeError(f"{what} of subflow '{node_id}' must return a dict, got {type(out).__name__}")
         return dict(out)
-    if isinstance(m, Mapping):
-        return {sub: parent[src] for sub, src in m.items() if src in parent}
-    return {k: parent[k] for k in m if k in parent}
+    if isinstance(mapping, Mapping):
+        return {target: source[key] for target, key in mapping.items() if key in source}
+    return {k: source[k] for k in mapping if k in source}
+
+
+def _map_in(node: Node, parent: Scope) -> dict[str, Any]:
+    return _apply_map(node.input_map, parent, "input_map", node.id)
 
 
 def _map_out(node: Node, sub: Scope) -> dict[str, Any]:
-    m = node.output_map
-    if m is None:
-        return {}
-    if callable(m):
-        out = m(sub)
-        if not isinstance(out, Mapping):
-            raise TypeError(f"output_map of subflow '{node.id}' must return a dict, got {type(out).__name__}")
-        return dict(out)
-    if isinstance(m, Mapping):
-        return {dst: sub[src] for dst, src in m.items() if src in sub}
-    return {k: sub[k] for k in m if k in sub}
+    return _apply_map(node.output_map, sub, "output_map", node.id)
 
 
 async def _run_subflow(
