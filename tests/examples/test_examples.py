@@ -49,13 +49,27 @@ def test_cli_explain_and_report_on_a_recording(tmp_path: Path) -> None:
     agent.run_sync(QUESTION)
     rec = save_recording(agent, tmp_path / "run.json")
     env = {**os.environ, "COLUMNS": "250"}
-    out = subprocess.run([sys.executable, "-m", "agentfootprint", "explain", str(rec)], capture_output=True,
-                         text=True, check=True, timeout=60, env=env).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "agentfootprint", "explain", str(rec)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+        env=env,
+    ).stdout
     assert "define_fact('vip-override-fact')" in out and "ALLOWED" in out
     html = tmp_path / "r.html"
-    subprocess.run([sys.executable, "-m", "agentfootprint", "report", str(rec), "-o", str(html)], check=True,
-                   capture_output=True, timeout=60)
+    subprocess.run(
+        [sys.executable, "-m", "agentfootprint", "report", str(rec), "-o", str(html)],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     assert "vip-override-fact" in html.read_text()
-    bad = subprocess.run([sys.executable, "-m", "agentfootprint", "explain", str(tmp_path / "missing.json")],
-                         capture_output=True, text=True, timeout=60)
+    bad = subprocess.run(
+        [sys.executable, "-m", "agentfootprint", "explain", str(tmp_path / "missing.json")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert bad.returncode != 0 and "Traceback" not in bad.stderr
