@@ -344,3 +344,16 @@ async def test_composition_events() -> None:
     cond.on("composition.route_decided", lambda e: routed.append(e.payload["chosen"]))
     await cond.run("x")
     assert routed == ["r"]
+
+
+async def test_conditional_predicates_read_the_message_either_way() -> None:
+    cond = (
+        Conditional.create()
+        .when("a", lambda m: m["message"].startswith("a"), echo("A"))
+        .when("b", lambda m: m.message.startswith("b"), echo("B"))
+        .otherwise("c", echo("C"))
+        .build()
+    )
+    assert (await cond.run("apple")).answer == "A(apple)"
+    assert (await cond.run("banana")).answer == "B(banana)"
+    assert (await cond.run("cherry")).answer == "C(cherry)"

@@ -6,7 +6,7 @@ from agentfootprint.flow import FlowChart, flow_chart, summarize_value
 
 GOLDEN = """Stage 1: The process began with Intake.
   Step 1: Write applicant = "anon"
-Stage 2: Next step: Assess risk.
+Stage 2: Next, it moved on to Assess — Assess risk.
   Step 1: Read credit_score = 580
   Step 2: Write risk = "high"
 Stage 3: Next, it moved on to Route.
@@ -54,3 +54,12 @@ def test_summaries() -> None:
     assert summarize_value([1]) == "(1 item)"
     assert summarize_value({"a": 1, "b": 2, "c": 3, "d": 4, "e": 5}) == "{a, b, c, d, ... (5 keys)}"
     assert summarize_value(None) == "null" and summarize_value(True) == "true"
+
+
+async def test_every_executed_stage_entry_names_the_stage(loan: FlowChart) -> None:
+    r = await loan.run({"credit_score": 580})
+    stage_entries = [e for e in r.narrative if e.type == "stage"]
+    names = {c.runtime_stage_id: c.stage_name for c in r.commit_log}
+    assert len(stage_entries) == len(r.commit_log)
+    for entry in stage_entries:
+        assert names[entry.runtime_stage_id or ""] in entry.text

@@ -128,7 +128,7 @@ async def test_circular_result_is_unserialisable() -> None:
 def test_serialise_result_helper() -> None:
     assert serialise_result("x") == "x"
     assert serialise_result({"a": {1, 2}}) in ('{"a": [1, 2]}', '{"a": [2, 1]}')
-    assert serialise_result(Receipt(id="r", amount=1)) == '{"id":"r","amount":1.0}'
+    assert serialise_result(Receipt(id="r", amount=1)) == '{"id": "r", "amount": 1.0}'
 
 
 async def test_huge_result_is_capped_and_flagged() -> None:

@@ -17,7 +17,22 @@ from agentfootprint.compose._base import (
 from agentfootprint.events import types as ev
 from agentfootprint.flow import FlowChart, Scope, decide, flow_chart
 
-Predicate = Callable[[str], bool]
+Predicate = Callable[[Any], bool]
+
+
+class RunInputText(str):
+    """The message a predicate sees: a ``str`` that also reads like the run input (``x["message"]``, ``x.message``)."""
+
+    __slots__ = ()
+
+    @property
+    def message(self) -> str:
+        return str(self)
+
+    def __getitem__(self, key: Any) -> Any:
+        if key == "message":
+            return str(self)
+        return str.__getitem__(self, key)
 
 
 class Conditional(Composition):
@@ -44,7 +59,11 @@ class Conditional(Composition):
             predicate = self._predicates.get(name)
             if predicate is not None:
                 rules.append(
-                    {"when": (lambda s, p=predicate: bool(p(str(s["input"])))), "then": ids[name], "label": name}
+                    {
+                        "when": (lambda s, p=predicate: bool(p(RunInputText(s["input"])))),
+                        "then": ids[name],
+                        "label": name,
+                    }
                 )
         default = ids[self._fallback] if self._fallback else None
 

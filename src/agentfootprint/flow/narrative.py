@@ -122,17 +122,11 @@ class _Renderer:
         if c.visit > 1:
             text = f"Stage {n}: Looped back to {c.stage_name} (pass {c.visit})."
         elif n == 1:
-            text = (
-                f"Stage {n}: The process began: {c.description}."
-                if c.description
-                else f"Stage {n}: The process began with {c.stage_name}."
-            )
+            text = f"Stage {n}: The process began with {c.stage_name}."
         else:
-            text = (
-                f"Stage {n}: Next step: {c.description}."
-                if c.description
-                else f"Stage {n}: Next, it moved on to {c.stage_name}."
-            )
+            text = f"Stage {n}: Next, it moved on to {c.stage_name}."
+        if c.description and c.visit == 1:  # the display name always appears; a description explains it
+            text = f"{text[:-1]} — {c.description}."
         self.add("stage", text, depth, c)
 
     def decision(self, c: Commit, depth: int) -> None:

@@ -116,7 +116,7 @@ def serialise_result(value: Any) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, BaseModel):
-        return value.model_dump_json()
+        return json.dumps(value.model_dump(mode="json"))
     return json.dumps(value, default=_json_default)
 
 
