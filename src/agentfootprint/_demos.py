@@ -71,7 +71,8 @@ def run_agent_demo(console: Console | None = None, report_path: str = "report.ht
     result = agent.run_sync(QUESTION)
     console.rule("[bold]agentfootprint demo: a refunds agent gives a wrong answer")
     console.print(f"[bold]User:[/bold] {QUESTION}")
-    console.print(f"[bold]Agent:[/bold] {result.answer}", markup=False, highlight=False)
+    console.print("[bold]Agent:[/bold] ", end="")
+    console.print(result.answer or "", markup=False, highlight=False)
     console.print("(Policy says 30 days; the order is 47 days old. Something in the context misled the model.)")
     console.rule("Narrative of the run (first lines)")
     for entry in agent.last_narrative()[:12]:
