@@ -19,6 +19,31 @@ def test_loan_decision_example_prints_narrative_and_slice() -> None:
     assert "Reject (reject#2)" in out
 
 
+def run_example(name: str) -> str:
+    return subprocess.run(
+        [sys.executable, str(EXAMPLES / name)], capture_output=True, text=True, check=True, timeout=120
+    ).stdout
+
+
+def test_refund_backtrack_example() -> None:
+    out = run_example("refund_backtrack.py")
+    assert "Refund APPROVED" in out and "('vip-override-fact', 'confirmed')" in out
+
+
+def test_research_pipeline_example() -> None:
+    out = run_example("research_pipeline.py")
+    assert "answer: APPROVED" in out and "('vip', 'confirmed')" in out and "via" in out
+
+
+def test_audit_export_example() -> None:
+    out = run_example("audit_export.py")
+    assert "valid: True" in out and "after an edit: valid: False broken_at: 3" in out
+
+
+def test_serve_agent_example() -> None:
+    assert "ASGI app ready" in run_example("serve_agent.py")
+
+
 def test_examples_import_cleanly() -> None:
     for path in EXAMPLES.glob("*.py"):
         runpy.run_path(str(path), run_name="not_main")
