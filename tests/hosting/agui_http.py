@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import httpx2
+from tests._live import parse_sse
 
 from agentfootprint import Agent, ask_human
 from agentfootprint.providers import MockProvider, mock
@@ -16,16 +16,6 @@ from agentfootprint.tools import Tool
 def client(app: Any) -> httpx2.AsyncClient:
     """An in-process client for an ASGI app."""
     return httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url="http://test", timeout=30)
-
-
-def parse_sse(text: str) -> list[dict[str, Any]]:
-    """The ``data:`` payloads of an SSE body, as JSON, in order (comments and blank lines skipped)."""
-    events: list[dict[str, Any]] = []
-    for block in text.replace("\r\n", "\n").split("\n\n"):
-        data = [line[5:].lstrip() for line in block.split("\n") if line.startswith("data:")]
-        if data:
-            events.append(json.loads("\n".join(data)))
-    return events
 
 
 def types(events: Sequence[dict[str, Any]]) -> list[str]:

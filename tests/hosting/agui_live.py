@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,33 +13,9 @@ from typing import Any
 import httpx2
 from agui_http import parse_sse
 from conftest import free_port
+from tests._live import stop, wait_healthy
 
 HERE = Path(__file__).parent
-
-
-def wait_healthy(base: str, proc: subprocess.Popen[bytes], seconds: float = 30.0) -> None:
-    """Poll ``/healthz`` until it answers 200; fail with the server's stderr if it exits first."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"server exited early: {proc.stderr.read().decode()[-2000:] if proc.stderr else ''}")
-        try:
-            if httpx2.get(f"{base}/healthz", timeout=1.0).status_code == 200:
-                return
-        except httpx2.HTTPError:
-            pass
-        time.sleep(0.05)
-    raise AssertionError("server did not become healthy in time")
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    """Terminate a server this test started (kill it if it does not stop)."""
-    proc.terminate()
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=5)
 
 
 @contextmanager

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 import uuid
@@ -14,19 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests._live import free_port
 
 from agentfootprint.hosting import SessionStore, memory_sessions, postgres_sessions, sqlite_sessions
 
 StoreMaker = Callable[..., SessionStore]
 PG_BIN_CANDIDATES = (Path("/usr/lib/postgresql/15/bin"),)
-
-
-def free_port() -> int:
-    """A TCP port free on 127.0.0.1 right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _pg_bin() -> Path | None:

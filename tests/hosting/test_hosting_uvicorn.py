@@ -4,29 +4,15 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import httpx2
 from agui_http import parse_sse, text_of, types
 from conftest import free_port
+from tests._live import wait_healthy
 
 HERE = Path(__file__).parent
-
-
-def _wait_healthy(base: str, proc: subprocess.Popen[bytes], seconds: float = 30.0) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"server exited early: {proc.stderr.read().decode()[-2000:] if proc.stderr else ''}")
-        try:
-            if httpx2.get(f"{base}/healthz", timeout=1.0).status_code == 200:
-                return
-        except httpx2.HTTPError:
-            pass
-        time.sleep(0.05)
-    raise AssertionError("server did not become healthy in time")
 
 
 async def _stream(http: httpx2.AsyncClient, url: str, payload: dict[str, Any]) -> list[dict[str, Any]]:
@@ -49,7 +35,7 @@ async def test_a_real_uvicorn_server_streams_turns_and_resumes_a_pause(tmp_path:
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=HERE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     base = f"http://127.0.0.1:{port}"
     try:
-        _wait_healthy(base, proc)
+        wait_healthy(base, proc)
         async with httpx2.AsyncClient(timeout=30) as http:
             hello = {"threadId": "live-1", "runId": "r1", "messages": [{"id": "u1", "role": "user", "content": "hi"}]}
             events = await _stream(http, f"{base}/agui", hello)

@@ -6,7 +6,6 @@ import asyncio
 import os
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,21 +14,10 @@ from typing import Any
 import httpx2
 import pytest
 
-from tests.scale.conftest import free_port
+from tests._live import free_port, parse_sse, stop, wait_healthy
 
 pytestmark = pytest.mark.integration
 HERE = Path(__file__).parent
-
-
-def _parse_sse(text: str) -> list[dict[str, Any]]:
-    import json
-
-    events: list[dict[str, Any]] = []
-    for block in text.replace("\r\n", "\n").split("\n\n"):
-        data = [line[5:].lstrip() for line in block.split("\n") if line.startswith("data:")]
-        if data:
-            events.append(json.loads("\n".join(data)))
-    return events
 
 
 def _text(events: list[dict[str, Any]]) -> str:
@@ -64,46 +52,23 @@ def _start(name: str, dsn: str) -> tuple[subprocess.Popen[bytes], str]:
     return proc, f"http://127.0.0.1:{port}"
 
 
-def _wait_healthy(base: str, proc: subprocess.Popen[bytes], seconds: float = 30.0) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"replica exited early: {proc.stderr.read().decode()[-2000:] if proc.stderr else ''}")
-        try:
-            if httpx2.get(f"{base}/healthz", timeout=1.0).status_code == 200:
-                return
-        except httpx2.HTTPError:
-            pass
-        time.sleep(0.05)
-    raise AssertionError("replica did not become healthy in time")
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=5)
-
-
 @pytest.fixture
 def replicas(replica_db: str) -> Iterator[tuple[str, str]]:
     """Replica A and replica B, both on ``replica_db``; stopped after the test."""
     started = [_start("A", replica_db), _start("B", replica_db)]
     try:
         for proc, base in started:
-            _wait_healthy(base, proc)
+            wait_healthy(base, proc, what="replica")
         yield started[0][1], started[1][1]
     finally:
         for proc, _ in started:
-            _stop(proc)
+            stop(proc)
 
 
 async def _post(http: httpx2.AsyncClient, base: str, payload: dict[str, Any]) -> tuple[int, Any]:
     response = await http.post(f"{base}/agui", json=payload)
     if response.headers.get("content-type", "").startswith("text/event-stream"):
-        return response.status_code, _parse_sse(response.text)
+        return response.status_code, parse_sse(response.text)
     return response.status_code, response.json()
 
 
