@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class AgentFootprintError(Exception):
     """Root of all agentfootprint errors; ``code`` is stable across releases, the message is for people."""
@@ -12,3 +14,10 @@ class AgentFootprintError(Exception):
         super().__init__(message)
         if code is not None:
             self.code = code
+
+
+def validation_field(err: Any, default: str = "checkpoint") -> str:
+    """The dotted location of a pydantic ``ValidationError``'s first problem (never its value)."""
+    errors = err.errors()
+    loc = errors[0].get("loc", ()) if errors else ()
+    return ".".join(str(p) for p in loc) or default

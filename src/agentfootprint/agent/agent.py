@@ -35,6 +35,7 @@ from agentfootprint.context import (
     ensure_context_event_types,
     remember_turn,
 )
+from agentfootprint.errors import validation_field
 from agentfootprint.events import AgentEvent, EventDispatcher
 from agentfootprint.events import types as ev
 from agentfootprint.flow import (
@@ -58,12 +59,6 @@ if TYPE_CHECKING:
 T = TypeVar("T", bound=BaseModel)
 R = TypeVar("R")
 _MAX_ITERATIONS_CEILING = 1000
-
-
-def _field_of(err: ValidationError) -> str:
-    errors = err.errors()
-    loc = errors[0].get("loc", ()) if errors else ()
-    return ".".join(str(p) for p in loc) or "checkpoint"
 
 
 def _identity_dict(identity: Identity | None) -> dict[str, Any] | None:
@@ -774,7 +769,7 @@ def load_conversation(value: Any) -> ConversationCheckpoint:
     try:
         conv = ConversationCheckpoint.model_validate(dict(value))
     except ValidationError as err:
-        field = _field_of(err)
+        field = validation_field(err)
         raise InvalidConversationError(f"conversation field '{field[:120]}' is invalid", field=field) from None
     from agentfootprint.providers import Message
 
@@ -782,7 +777,7 @@ def load_conversation(value: Any) -> ConversationCheckpoint:
         try:
             Message.model_validate(entry)
         except ValidationError as err:
-            field = f"history.{i}.{_field_of(err)}"
+            field = f"history.{i}.{validation_field(err)}"
             raise InvalidConversationError(f"conversation field '{field[:120]}' is invalid", field=field) from None
     return conv
 
@@ -793,7 +788,7 @@ def load_pause_checkpoint(value: Any) -> AgentPauseCheckpoint:
     try:
         return AgentPauseCheckpoint.model_validate(dict(value))
     except ValidationError as err:
-        field = _field_of(err)
+        field = validation_field(err)
         raise InvalidCheckpointError(f"checkpoint field '{field[:120]}' is invalid", field=field) from None
 
 

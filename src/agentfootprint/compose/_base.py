@@ -10,9 +10,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Coroutine, Iterator, Mapping
 from typing import Any, TypeVar
 
-from pydantic import ValidationError
-
 from agentfootprint.agent import Agent, RunResult
+from agentfootprint.agent.agent import load_pause_checkpoint
 from agentfootprint.agent.config import MEMBER_RUNS, RunContext
 from agentfootprint.agent.models import AgentPauseCheckpoint
 from agentfootprint.agent.run_input import normalize_run_input
@@ -283,17 +282,7 @@ class Composition(ABC):
     ) -> RunResult:
         """Continue a composition paused inside a member (e.g. ``ask_human``); one checkpoint for the whole run."""
         door = f"{self.kind}.resume"
-        if not isinstance(checkpoint, Mapping):
-            raise InvalidCheckpointError(
-                f"checkpoint must be a dict, got {type(checkpoint).__name__}", field="checkpoint"
-            )
-        try:
-            cp = AgentPauseCheckpoint.model_validate(dict(checkpoint))
-        except ValidationError as err:
-            loc = ".".join(str(p) for p in (err.errors()[0].get("loc", ()) if err.errors() else ()))
-            raise InvalidCheckpointError(
-                f"checkpoint field '{loc[:120]}' is invalid", field=loc or "checkpoint"
-            ) from None
+        cp = load_pause_checkpoint(checkpoint)
         ident = coerce_identity(identity) if identity is not None else coerce_identity(cp.identity)
         still_open = open_run_for(cp.run_id)
         if still_open is not None and still_open.identity != ident:

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from agentfootprint.errors import AgentFootprintError
+from agentfootprint.errors import AgentFootprintError, validation_field
 from agentfootprint.flow import FlowSnapshot
 
 RECORDING_FORMAT: Literal["agentfootprint.recording"] = "agentfootprint.recording"
@@ -90,5 +90,5 @@ def load_recording(path: str | Path, *, run_id: str | None = None) -> Recording:
     try:
         return Recording.model_validate(raw)
     except ValidationError as err:
-        loc = ".".join(str(p) for p in (err.errors()[0].get("loc", ()) if err.errors() else ()))
+        loc = validation_field(err, default="recording")
         raise InvalidRecordingError(f"recording field '{loc[:120]}' is invalid") from None

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
+from agentfootprint.errors import validation_field
 from agentfootprint.flow._frozen import FrozenDict, freeze, thaw
 from agentfootprint.flow._namespace import Namespace
 from agentfootprint.flow.cancel import CancelToken
@@ -893,11 +894,6 @@ async def execute(
     return await _execute(rs, chart.root, [])
 
 
-def _field_of(err: ValidationError) -> str:
-    first = err.errors()[0] if err.errors() else {"loc": ()}
-    return ".".join(str(p) for p in first.get("loc", ())) or "checkpoint"
-
-
 def load_checkpoint(chart: FlowChart, checkpoint: Any) -> FlowCheckpoint:
     """Validate an (untrusted) checkpoint against this chart; errors name the offending field."""
     if isinstance(checkpoint, FlowCheckpoint):
@@ -907,7 +903,7 @@ def load_checkpoint(chart: FlowChart, checkpoint: Any) -> FlowCheckpoint:
     try:
         cp = FlowCheckpoint.model_validate(dict(checkpoint))
     except ValidationError as err:
-        field = _field_of(err)
+        field = validation_field(err)
         raise InvalidCheckpointError(f"checkpoint field '{field[:200]}' is invalid", field=field) from None
     if cp.chart_fingerprint != chart.fingerprint:
         raise InvalidCheckpointError(
