@@ -19,12 +19,14 @@ from agentfootprint.agent import (
 )
 from agentfootprint.compose import (
     Conditional,
+    Graph,
     Loop,
     MemberIdentityError,
     Parallel,
     ParentRunRefusedError,
     ResumeRequestConflictError,
     Sequence,
+    Workflow,
 )
 from agentfootprint.context import (
     Injection,
@@ -50,6 +52,7 @@ __all__ = [
     "Assessment",
     "CheckInPack",
     "Conditional",
+    "Graph",
     "Identity",
     "InMemoryMemoryStore",
     "Injection",
@@ -75,6 +78,7 @@ __all__ = [
     "ToolContext",
     "UnknownSourceError",
     "UnsupportedValuesError",
+    "Workflow",
     "ask_human",
     "assess",
     "define_fact",

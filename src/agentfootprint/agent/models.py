@@ -17,7 +17,7 @@ class StoppedEarly(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    reason: Literal["max-iterations", "cost-budget"]
+    reason: Literal["max-iterations", "cost-budget", "max-steps"]
     iteration: int
     pending_tool_calls: int
     answer_was_empty: bool = False

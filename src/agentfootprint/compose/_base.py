@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 from agentfootprint.agent import Agent, RunResult
 from agentfootprint.agent.agent import load_pause_checkpoint
 from agentfootprint.agent.config import MEMBER_RUNS, RunContext
-from agentfootprint.agent.models import AgentPauseCheckpoint
+from agentfootprint.agent.models import AgentPauseCheckpoint, StoppedEarly
 from agentfootprint.agent.run_input import normalize_run_input
 from agentfootprint.compose._events import TeeEvents, composition_dispatcher
 from agentfootprint.compose.member_run import (
@@ -29,6 +29,7 @@ from agentfootprint.events import AgentEvent
 from agentfootprint.events import types as ev
 from agentfootprint.flow import FlowChart, FlowResult, FlowSnapshot, InvalidCheckpointError, NarrativeEntry, Scope
 from agentfootprint.flow import render_narrative as _render
+from agentfootprint.flow._frozen import thaw
 from agentfootprint.flow.redaction import RedactionPolicy, Redactor
 from agentfootprint.identity import Identity, coerce_identity
 
@@ -87,7 +88,7 @@ def seed_stage(scope: Scope) -> None:
 
 
 class Composition(ABC):
-    """Base of Sequence, Parallel, Conditional and Loop: a chart whose members are mounted runners."""
+    """Base of every composition: a chart whose members are mounted runners (or, in a Workflow/Graph, functions)."""
 
     kind = "Composition"
 
@@ -117,7 +118,7 @@ class Composition(ABC):
         for _, runner in self.members:
             if isinstance(runner, Agent):
                 yield runner
-            else:
+            elif isinstance(runner, Composition):
                 yield from runner.agents()
 
     def source_ids(self) -> dict[str, str]:
@@ -136,11 +137,12 @@ class Composition(ABC):
             raise UnknownSourceError(f"no member has a context source or tool named: {', '.join(unknown)[:300]}")
         members = []
         for name, runner in self.members:
-            mine = [
-                s
-                for s in source_ids
-                if s in (runner.config.source_ids() if isinstance(runner, Agent) else runner.source_ids())
-            ]
+            if isinstance(runner, Agent):
+                mine = [s for s in source_ids if s in runner.config.source_ids()]
+            elif isinstance(runner, Composition):
+                mine = [s for s in source_ids if s in runner.source_ids()]
+            else:  # a plain function step has no context sources
+                mine = []
             members.append((name, runner.without(*mine) if mine else runner))
         return self._rebuilt(members)
 
@@ -253,6 +255,7 @@ class Composition(ABC):
         self._emit(ev.COMPOSITION_EXIT, {"composition": self.name, "paused": flow.paused}, record.run_id)
         if flow.paused:
             data = flow.checkpoint["pause_data"] if flow.checkpoint else {}
+            data = data if isinstance(data, Mapping) else {}
             cp = AgentPauseCheckpoint(
                 run_id=record.run_id,
                 question=str(data.get("question", "")),
@@ -272,10 +275,20 @@ class Composition(ABC):
             )
         self._pending = None
         raw = flow.raw_state()
-        answer = flow.state.get("answer") if self._policy().keys or self._policy().patterns else raw.get("answer")
+        served = self._policy().keys or self._policy().patterns
+        answer = flow.state.get("answer") if served else raw.get("answer")
         return RunResult(
-            status="completed", run_id=record.run_id, answer=str(answer or ""), session_id=record.session_id
+            status="completed",
+            run_id=record.run_id,
+            answer=str(answer or ""),
+            session_id=record.session_id,
+            output=thaw((flow.state if served else raw).get("output")),
+            stopped_early=self._stopped_early(raw),
         )
+
+    def _stopped_early(self, raw: Mapping[str, Any]) -> StoppedEarly | None:
+        """A composition's own budget that ended the run early (a Graph's steps); None for the others."""
+        return None
 
     async def resume(
         self, checkpoint: Mapping[str, Any], answer: Any = None, *, identity: Identity | Mapping[str, Any] | None = None
@@ -291,12 +304,7 @@ class Composition(ABC):
             json.dumps(answer)
         except (TypeError, ValueError):
             raise InvalidCheckpointError("answer must be JSON-serialisable", field="answer") from None
-        pause_data = cp.flow.get("pause_data") or {}
-        composite = {
-            "kind": pause_data.get("kind", "ask_human"),
-            "answer": answer,
-            "completed": pause_data.get("completed", []),
-        }
+        composite = resume_payload(cp.flow.get("pause_data"), answer)
         record = open_parent_run(cp.run_id, ident, cp.session_id)
         try:
             return await self._execute(
@@ -310,6 +318,17 @@ class Composition(ABC):
 
     def __repr__(self) -> str:
         return f"<{self.kind} {self.name!r} members={[n for n, _ in self.members]}>"
+
+
+def resume_payload(pause_data: Any, answer: Any) -> Any:
+    """What the paused stage gets back: an agent's tool pause takes its composite form, any other pause the answer."""
+    if isinstance(pause_data, Mapping) and "tool_call_id" in pause_data:
+        return {
+            "kind": pause_data.get("kind", "ask_human"),
+            "answer": answer,
+            "completed": pause_data.get("completed", []),
+        }
+    return answer
 
 
 def _blocking(coro: Coroutine[Any, Any, R]) -> R:

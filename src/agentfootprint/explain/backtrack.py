@@ -368,7 +368,7 @@ def _sources_for_call(snap: FlowSnapshot, call: Commit, answer_hop: Hop, depth: 
 def _upstream_sources(
     snap: FlowSnapshot, call: Commit, history: list[SourceTrail], answer_hop: Hop, depth: int
 ) -> list[SourceTrail]:
-    """A member's input message was another member's answer: walk through the mount to that member's sources."""
+    """A member's input message was made of other members' answers: walk through the mount to their sources."""
     enter = next(
         (
             c
@@ -381,29 +381,66 @@ def _upstream_sources(
         return []
     out: list[SourceTrail] = []
     message = next((s for s in history if s.kind == "message" and s.id.startswith("user")), None)
+    lead = message.hops[:3] if message is not None else [answer_hop]
+    seen: set[int] = set()
     for key, idx in enter.reads.items():
         if idx is None:
             continue
-        handed = snap.commit_log[idx]
-        final_idx = handed.reads.get("answer") if handed.kind == "subflow-exit" else None
-        if final_idx is None:
-            continue
-        upstream_calls = [
-            c for c in _root_calls(snap) if c.idx < final_idx and c.namespace == snap.commit_log[final_idx].namespace
-        ]
-        if not upstream_calls:
-            continue
-        via = Hop(
-            kind="via",
-            runtime_stage_id=enter.runtime_stage_id,
-            detail=f"{key} handed over from {handed.stage_name}'s answer",
-        )
-        lead = message.hops[:3] if message is not None else [answer_hop]
-        for source in _sources_for_call(snap, upstream_calls[-1], answer_hop, depth + 1):
-            out.append(
-                source.model_copy(update={"hops": [*lead, via, *source.hops[1:]], "position": 200_000 + len(out)})
-            )
+        for upstream in calls_behind(snap, idx, seen):
+            via = Hop(kind="via", runtime_stage_id=enter.runtime_stage_id, detail=_via_detail(snap, key, idx, upstream))
+            for source in _sources_for_call(snap, upstream, answer_hop, depth + 1):
+                out.append(
+                    source.model_copy(update={"hops": [*lead, via, *source.hops[1:]], "position": 200_000 + len(out)})
+                )
     return out
+
+
+def calls_behind(snap: FlowSnapshot, idx: int, seen: set[int] | None = None) -> list[Commit]:
+    """The model calls whose answers the value written at commit ``idx`` was made from (data, not routing)."""
+    seen = set() if seen is None else seen
+    out: list[Commit] = []
+    stack = [idx]
+    while stack and len(seen) < 4096:
+        i = stack.pop()
+        if i in seen or not 0 <= i < len(snap.commit_log):
+            continue
+        seen.add(i)
+        c = snap.commit_log[i]
+        if c.kind in ("decider", "selector"):  # a route chose what ran; it made no value
+            continue
+        if c.kind != "subflow-exit" and c.kind != "subflow-enter":
+            made_by = next(
+                (k for k in reversed(snap.commit_log[:i]) if k.namespace == c.namespace and _is_call(k)), None
+            )
+            if made_by is not None:  # an agent's namespace: its last model call made the value
+                out.append(made_by)
+                continue
+        stack.extend(sorted((r for r in c.reads.values() if r is not None), reverse=True))
+    return sorted({c.idx: c for c in out}.values(), key=lambda c: c.idx)
+
+
+def _is_call(c: Commit) -> bool:
+    return c.stage_id == "call-llm" and c.applied
+
+
+def _member_of(snap: FlowSnapshot, call: Commit) -> str:
+    enter = next(
+        (
+            c
+            for c in reversed(snap.commit_log[: call.idx])
+            if c.kind == "subflow-enter" and c.namespace == call.namespace
+        ),
+        None,
+    )
+    return enter.stage_name if enter is not None else call.namespace
+
+
+def _via_detail(snap: FlowSnapshot, key: str, idx: int, upstream: Commit) -> str:
+    handed = snap.commit_log[idx]
+    member = _member_of(snap, upstream)
+    if handed.kind == "subflow-exit" and handed.stage_name == member:
+        return f"{key} handed over from {member}'s answer"
+    return f"{key} made by {handed.stage_name} from {member}'s answer"
 
 
 def backtrack(target: Any, *, at: str | None = None) -> Backtrack:
@@ -417,11 +454,13 @@ def backtrack(target: Any, *, at: str | None = None) -> Backtrack:
         ),
         None,
     )
+    behind: list[Commit] = []
     if at is None and final is not None:
         before = [c for c in _root_calls(snap) if c.idx < final.idx]
         if not before:
             raise BacktrackError("no model call was recorded before the answer")
-        call = before[-1]
+        behind = calls_behind(snap, final.idx)
+        call = behind[-1] if behind else before[-1]
     else:
         call = _trigger_commit(snap, at)
     if at is None and final is not None:
@@ -433,6 +472,19 @@ def backtrack(target: Any, *, at: str | None = None) -> Backtrack:
         answer_stage = call.runtime_stage_id
     answer_hop = Hop(kind="answer", runtime_stage_id=answer_stage, detail=summarize_value(answer or "", 120))
     sources = _sources_for_call(snap, call, answer_hop, depth=0)
+    if final is not None:
+        for other in behind[:-1]:  # an answer merged from several members: every member's context reached it
+            via = Hop(
+                kind="via",
+                runtime_stage_id=final.runtime_stage_id,
+                detail=_via_detail(snap, "answer", final.idx, other),
+            )
+            for source in _sources_for_call(snap, other, answer_hop, depth=1):
+                sources.append(
+                    source.model_copy(
+                        update={"hops": [answer_hop, via, *source.hops[1:]], "position": 300_000 + len(sources)}
+                    )
+                )
     return Backtrack(
         answer=answer, trigger=call.runtime_stage_id, answer_stage=answer_stage, sources=sources, run_id=snap.run_id
     )
