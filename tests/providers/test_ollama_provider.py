@@ -82,9 +82,9 @@ async def test_tool_round_trip_wire_shape_and_options() -> None:
         {
             "role": "assistant",
             "content": "",
-            "tool_calls": [{"id": "call_0", "function": {"name": "lookup_order", "arguments": {"orderId": "A-1001"}}}],
+            "tool_calls": [{"function": {"name": "lookup_order", "arguments": {"orderId": "A-1001"}}}],
         },
-        {"role": "tool", "content": "47 days", "tool_name": "lookup_order", "tool_call_id": "call_0"},
+        {"role": "tool", "content": "47 days", "tool_name": "lookup_order"},
     ]
     assert body["tools"] == [
         {

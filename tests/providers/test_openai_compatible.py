@@ -96,13 +96,8 @@ async def test_tool_call_round_trip_wire_shape() -> None:
                 {"id": "call_2", "type": "function", "function": {"name": "get_policy", "arguments": "{}"}},
             ],
         },
-        {
-            "role": "tool",
-            "tool_call_id": "call_1",
-            "content": "purchased 47 days ago",
-            "name": "lookup_order",
-        },
-        {"role": "tool", "tool_call_id": "call_2", "content": '{"days": 30}', "name": "get_policy"},
+        {"role": "tool", "tool_call_id": "call_1", "content": "purchased 47 days ago"},
+        {"role": "tool", "tool_call_id": "call_2", "content": '{"days": 30}'},
     ]
     assert body["tools"] == [
         {

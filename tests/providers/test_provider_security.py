@@ -22,6 +22,9 @@ from agentfootprint.providers import (
     ProviderServerError,
     RateLimitError,
     anthropic,
+    azure_openai,
+    bedrock,
+    gemini,
     ollama,
     openai_compatible,
 )
@@ -33,6 +36,9 @@ BUILDERS: dict[str, Callable[[httpx2.MockTransport], Provider]] = {
     "openai": lambda t: openai_compatible("http://127.0.0.1:8080/v1", SECRET, "m", transport=t),
     "ollama": lambda t: ollama("m", transport=t, headers={"Authorization": f"Bearer {SECRET}"}),
     "anthropic": lambda t: anthropic(SECRET, "m", transport=t),
+    "gemini": lambda t: gemini(SECRET, "m", transport=t),
+    "bedrock": lambda t: bedrock("m", region="us-east-1", api_key=SECRET, transport=t),
+    "azure_openai": lambda t: azure_openai("https://res.openai.azure.com", "dep", api_key=SECRET, transport=t),
 }
 
 json_values = st.recursive(

@@ -253,7 +253,7 @@ def build_agent_chart(config: AgentConfig) -> FlowChart:
             )
             raise
         calls = [_safe_call(c) for c in response.tool_calls]
-        scope["last_response"] = {
+        last: dict[str, Any] = {
             "content": response.content,
             "tool_calls": calls,
             "finish_reason": response.finish_reason,
@@ -261,9 +261,12 @@ def build_agent_chart(config: AgentConfig) -> FlowChart:
             "usage": response.usage.model_dump(),
             "attempts": [a.model_dump() for a in response.attempts],
         }
+        if response.reasoning:
+            last["reasoning"] = [block.model_dump(exclude_none=True) for block in response.reasoning]
+        scope["last_response"] = last
         scope["pending_tool_calls"] = len(calls)
         total = scope["usage_total"]
-        usage = Usage(input_tokens=total["input_tokens"], output_tokens=total["output_tokens"]) + response.usage
+        usage = Usage(**total) + response.usage
         scope["usage_total"] = usage.model_dump()
         cost = _cost(config, response)
         if cost is not None:
@@ -332,6 +335,8 @@ def build_agent_chart(config: AgentConfig) -> FlowChart:
         messages: list[dict[str, Any]] = [
             {"role": "assistant", "content": response["content"], "tool_calls": thaw(calls)}
         ]
+        if response.get("reasoning"):
+            messages[0]["reasoning"] = thaw(response["reasoning"])
         records: list[dict[str, Any]] = []
         returns: list[dict[str, Any]] = []
         activated = list(scope["activated_skills"])

@@ -5,13 +5,16 @@ from agentfootprint.providers._models import (
     LLMResponse,
     Message,
     ProviderAttempt,
+    ReasoningBlock,
     StreamChunk,
     ToolCall,
     ToolSpec,
     Usage,
 )
 from agentfootprint.providers.anthropic_api import AnthropicProvider, anthropic
+from agentfootprint.providers.azure_openai import AzureOpenAIProvider, azure_openai
 from agentfootprint.providers.base import BaseProvider, Provider
+from agentfootprint.providers.bedrock_api import BedrockProvider, bedrock
 from agentfootprint.providers.errors import (
     MockExhaustedError,
     MockReplyError,
@@ -28,6 +31,13 @@ from agentfootprint.providers.errors import (
     RateLimitError,
 )
 from agentfootprint.providers.fallback import FallbackProvider, with_fallback
+from agentfootprint.providers.from_env import (
+    ProviderNotConfiguredError,
+    ProviderPick,
+    pick_provider_from_env,
+    provider_from_env,
+)
+from agentfootprint.providers.gemini_api import GeminiProvider, gemini
 from agentfootprint.providers.local import (
     JsonToolCallingProvider,
     LocalLLMError,
@@ -46,8 +56,11 @@ from agentfootprint.providers.retry import RetryProvider, with_retry
 
 __all__ = [
     "AnthropicProvider",
+    "AzureOpenAIProvider",
     "BaseProvider",
+    "BedrockProvider",
     "FallbackProvider",
+    "GeminiProvider",
     "JsonToolCallingProvider",
     "LLMRequest",
     "LLMResponse",
@@ -71,22 +84,30 @@ __all__ = [
     "ProviderConfigError",
     "ProviderConnectionError",
     "ProviderError",
+    "ProviderNotConfiguredError",
+    "ProviderPick",
     "ProviderRequestError",
     "ProviderResponseError",
     "ProviderServerError",
     "ProviderTimeoutError",
     "RateLimitError",
+    "ReasoningBlock",
     "RetryProvider",
     "StreamChunk",
     "ToolCall",
     "ToolSpec",
     "Usage",
     "anthropic",
+    "azure_openai",
+    "bedrock",
+    "gemini",
     "json_tool_calling",
     "local_llm",
     "mock",
     "ollama",
     "openai_compatible",
+    "pick_provider_from_env",
+    "provider_from_env",
     "with_fallback",
     "with_retry",
 ]

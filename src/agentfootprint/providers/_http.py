@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import json
 import threading
 from collections.abc import AsyncGenerator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -86,12 +87,19 @@ class HTTPProvider(BaseProvider):
         self.timeout = float(timeout)
         self._transport = transport
         self._headers = dict(headers or {})
-        secrets = [secret or ""]
+        self._secrets: tuple[str, ...] = ()
+        self.add_secret(secret)
         for key, value in self._headers.items():
             if any(hint in key.lower() for hint in _SECRET_HEADER_HINTS):
-                secrets.append(value)
-                secrets.extend(part for part in value.split() if len(part) >= 8)
-        self._secrets = tuple(sorted({s for s in secrets if s}, key=len, reverse=True))
+                parts = value.split()
+                self.add_secret(value if len(parts) == 1 else None)
+                for part in parts:
+                    self.add_secret(part if len(part) >= 8 else None)
+
+    def add_secret(self, secret: str | None) -> None:
+        """Scrub ``secret`` (and fragments of it) from every message this provider writes from now on."""
+        if secret and secret not in self._secrets:
+            self._secrets = tuple(sorted({*self._secrets, secret}, key=len, reverse=True))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r}, base_url={self.base_url!r}, model={self.model!r})"
@@ -99,6 +107,14 @@ class HTTPProvider(BaseProvider):
     def request_headers(self) -> dict[str, str]:
         """Headers for every request (subclasses add auth)."""
         return {"content-type": "application/json", "accept": "application/json", **self._headers}
+
+    def url(self, path: str) -> str:
+        """The full URL of ``path`` (subclasses add query strings or route by model)."""
+        return self.base_url + path
+
+    async def prepare_headers(self, url: str, content: bytes) -> dict[str, str]:
+        """The headers of one request to ``url`` with body ``content`` (subclasses fetch tokens or sign here)."""
+        return self.request_headers()
 
     def resolve_model(self, request: LLMRequest) -> str:
         """``request.model`` if set, else the provider default, else ``ModelRequiredError``."""
@@ -204,10 +220,13 @@ class HTTPProvider(BaseProvider):
     async def post_json(self, path: str, body: dict[str, Any], model: str) -> Any:
         """POST ``body`` and return the parsed JSON answer, or raise a typed error."""
         httpx2 = _httpx()
+        url = self.url(path)
+        content = json.dumps(body).encode()
+        headers = await self.prepare_headers(url, content)
         client, owned = self._client()
         try:
             try:
-                response = await client.post(self.base_url + path, json=body, headers=self.request_headers())
+                response = await client.post(url, content=content, headers=headers)
                 raw = await response.aread()
             except httpx2.HTTPError as exc:
                 raise self.transport_error(exc) from None
@@ -221,20 +240,29 @@ class HTTPProvider(BaseProvider):
             if owned:
                 await client.aclose()
 
-    async def stream_lines(self, path: str, body: dict[str, Any], model: str) -> AsyncGenerator[str, None]:
+    def stream_lines(self, path: str, body: dict[str, Any], model: str) -> AsyncGenerator[str, None]:
         """POST ``body`` and yield the streamed response line by line, mapping every failure."""
+        return self._stream(path, body, model, lines=True)
+
+    def stream_bytes(self, path: str, body: dict[str, Any], model: str) -> AsyncGenerator[bytes, None]:
+        """POST ``body`` and yield the raw streamed response bytes, mapping every failure."""
+        return self._stream(path, body, model, lines=False)
+
+    async def _stream(self, path: str, body: dict[str, Any], model: str, *, lines: bool) -> AsyncGenerator[Any, None]:
         httpx2 = _httpx()
+        url = self.url(path)
+        content = json.dumps(body).encode()
+        headers = await self.prepare_headers(url, content)
         client, owned = self._client()
         try:
             try:
-                async with client.stream(
-                    "POST", self.base_url + path, json=body, headers=self.request_headers()
-                ) as response:
+                async with client.stream("POST", url, content=content, headers=headers) as response:
                     if response.status_code >= 300:
                         raw = await response.aread()
                         raise self.status_error(response.status_code, raw, response.headers, model)
-                    async for line in response.aiter_lines():
-                        yield line
+                    pieces = response.aiter_lines() if lines else response.aiter_bytes()
+                    async for piece in pieces:
+                        yield piece
             except httpx2.HTTPError as exc:
                 raise self.transport_error(exc) from None
         finally:

@@ -16,6 +16,38 @@ class ToolCall(BaseModel):
     name: str
     args: dict[str, Any] = Field(default_factory=dict)
     args_error: str | None = None
+    signature: str | None = None
+    """Opaque token the vendor wants back with this call on the next request (Gemini's thought signature)."""
+
+
+ReasoningSource = Literal[
+    "anthropic.thinking",
+    "anthropic.redacted_thinking",
+    "bedrock.reasoning_content",
+    "gemini.thought",
+    "openai.reasoning_content",
+    "openai.reasoning",
+    "ollama.thinking",
+    "think_tag",
+    "other",
+]
+"""The wire field a reasoning block came from."""
+
+
+class ReasoningBlock(BaseModel):
+    """One piece of the model's reasoning, in one form for every provider: recorded, redactable, never the answer.
+
+    ``kind`` is ``thinking`` (the model's own reasoning text), ``summary`` (a vendor-written summary of it) or
+    ``redacted`` (withheld by the vendor: ``text`` is empty and ``signature`` holds the opaque payload).
+    ``source`` names the wire field it came from; ``signature`` is what the vendor needs echoed back unchanged.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["thinking", "summary", "redacted"] = "thinking"
+    text: str = ""
+    signature: str | None = None
+    source: ReasoningSource = "other"
 
 
 class Message(BaseModel):
@@ -28,6 +60,8 @@ class Message(BaseModel):
     tool_call_id: str | None = None
     tool_name: str | None = None
     tool_calls: list[ToolCall] = Field(default_factory=list)
+    reasoning: list[ReasoningBlock] = Field(default_factory=list)
+    """On an assistant turn: the reasoning that came with it, sent back only where the vendor requires it."""
 
 
 class ToolSpec(BaseModel):
@@ -47,6 +81,8 @@ class Usage(BaseModel):
 
     input_tokens: int = 0
     output_tokens: int = 0
+    reasoning_tokens: int = 0
+    """How many of ``output_tokens`` the model spent reasoning (already counted there, so pricing stays right)."""
 
     @property
     def total_tokens(self) -> int:
@@ -59,6 +95,7 @@ class Usage(BaseModel):
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
         )
 
 
@@ -93,24 +130,31 @@ class ProviderAttempt(BaseModel):
 
 
 class LLMResponse(BaseModel):
-    """A complete model answer: text, tool calls, usage and (when wrapped) every attempt made."""
+    """A complete model answer: text, tool calls, reasoning, usage and (when wrapped) every attempt made."""
 
     model_config = ConfigDict(extra="forbid")
 
     content: str = ""
     tool_calls: list[ToolCall] = Field(default_factory=list)
+    reasoning: list[ReasoningBlock] = Field(default_factory=list)
+    """The model's reasoning, normalized; never part of ``content``."""
     usage: Usage = Field(default_factory=Usage)
     model: str | None = None
     finish_reason: str | None = None
     attempts: list[ProviderAttempt] = Field(default_factory=list)
 
+    @property
+    def reasoning_text(self) -> str:
+        """The readable reasoning (thinking and summaries) joined by blank lines; ``""`` when there is none."""
+        return "\n\n".join(block.text for block in self.reasoning if block.text)
+
 
 class StreamChunk(BaseModel):
-    """One streamed piece: a text delta, a finished tool call, or ``done`` carrying the full response."""
+    """One streamed piece: a text or reasoning delta, a finished tool call, or ``done`` with the full response."""
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: Literal["text", "tool_call", "done"]
+    kind: Literal["text", "reasoning", "tool_call", "done"]
     text: str = ""
     tool_call: ToolCall | None = None
     response: LLMResponse | None = None

@@ -104,12 +104,49 @@ def parse_arguments(raw: object) -> tuple[dict[str, Any], str | None]:
     return value, None
 
 
-def clean_text(text: str, secrets: tuple[str, ...], limit: int = MAX_SERVER_TEXT) -> str:
-    """Server text made safe to show: secrets replaced, control characters dropped, cut to ``limit``."""
+MIN_FRAGMENT = 6
+"""A run of this many characters shared with a configured secret counts as part of that secret."""
+
+
+def scrub_secrets(text: str, secrets: tuple[str, ...]) -> str:
+    """``text`` with every secret, and every fragment of ``MIN_FRAGMENT``+ characters of one, as ``[redacted]``.
+
+    A server echoing a masked key (``sk-SENT****123``) still leaks its visible part; each maximal run of text that
+    is covered by ``MIN_FRAGMENT``-character pieces of a secret is replaced. Shorter secrets match only whole.
+    """
+    grams: set[str] = set()
     for secret in secrets:
-        if secret:
+        if len(secret) >= MIN_FRAGMENT:
+            grams.update(secret[i : i + MIN_FRAGMENT] for i in range(len(secret) - MIN_FRAGMENT + 1))
+        elif secret:
             text = text.replace(secret, "[redacted]")
-    text = _SPACES.sub(" ", _CONTROL.sub("", text)).strip()
+    if not grams or len(text) < MIN_FRAGMENT:
+        return text
+    covered_to = -1
+    spans: list[list[int]] = []
+    for i in range(len(text) - MIN_FRAGMENT + 1):
+        if text[i : i + MIN_FRAGMENT] in grams:
+            if spans and i <= covered_to:
+                spans[-1][1] = i + MIN_FRAGMENT
+            else:
+                spans.append([i, i + MIN_FRAGMENT])
+            covered_to = i + MIN_FRAGMENT
+    if not spans:
+        return text
+    out: list[str] = []
+    last = 0
+    for start, end in spans:
+        out.append(text[last:start])
+        out.append("[redacted]")
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def clean_text(text: str, secrets: tuple[str, ...], limit: int = MAX_SERVER_TEXT) -> str:
+    """Server text made safe to show: secrets (and fragments of them) replaced, control characters dropped, cut."""
+    text = scrub_secrets(_CONTROL.sub("", text), secrets)
+    text = _SPACES.sub(" ", text).strip()
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     return text

@@ -7,7 +7,15 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from agentfootprint.providers._http import HTTPProvider
-from agentfootprint.providers._models import LLMRequest, LLMResponse, Message, StreamChunk, ToolCall, Usage
+from agentfootprint.providers._models import (
+    LLMRequest,
+    LLMResponse,
+    Message,
+    ReasoningBlock,
+    StreamChunk,
+    ToolCall,
+    Usage,
+)
 from agentfootprint.providers._wire import (
     WireFormatError,
     as_dict,
@@ -57,7 +65,7 @@ def to_wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
             else:
                 wire.append({"role": "user", "content": [block], "_tool_results": True})
         elif message.role == "assistant" and message.tool_calls:
-            blocks: list[dict[str, Any]] = []
+            blocks: list[dict[str, Any]] = thinking_to_wire(message.reasoning)
             if message.content:
                 blocks.append({"type": "text", "text": message.content})
             blocks.extend(
@@ -72,8 +80,27 @@ def to_wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
     return wire
 
 
-def build_body(request: LLMRequest, model: str, max_tokens: int, *, stream: bool) -> dict[str, Any]:
-    """The Messages API request body (seed has no Anthropic equivalent and is not sent)."""
+def thinking_to_wire(reasoning: list[ReasoningBlock]) -> list[dict[str, Any]]:
+    """Signed thinking blocks of an assistant turn, echoed unchanged as the API requires during tool use."""
+    blocks: list[dict[str, Any]] = []
+    for block in reasoning:
+        if block.signature is None:
+            continue
+        if block.source == "anthropic.thinking":
+            blocks.append({"type": "thinking", "thinking": block.text, "signature": block.signature})
+        elif block.source == "anthropic.redacted_thinking":
+            blocks.append({"type": "redacted_thinking", "data": block.signature})
+    return blocks
+
+
+def build_body(
+    request: LLMRequest, model: str, max_tokens: int, *, stream: bool, thinking_budget: int | None = None
+) -> dict[str, Any]:
+    """The Messages API request body (seed has no Anthropic equivalent and is not sent).
+
+    With a thinking budget, ``temperature`` is not sent (the API refuses it alongside thinking) and a
+    ``max_tokens`` at or below the budget is raised by the budget, so the answer keeps its room.
+    """
     body: dict[str, Any] = {
         "model": model,
         "max_tokens": request.max_tokens if request.max_tokens is not None else max_tokens,
@@ -85,7 +112,11 @@ def build_body(request: LLMRequest, model: str, max_tokens: int, *, stream: bool
         body["tools"] = [
             {"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in request.tools
         ]
-    if request.temperature is not None:
+    if thinking_budget is not None:
+        body["thinking"] = {"type": "enabled", "budget_tokens": thinking_budget}
+        if body["max_tokens"] <= thinking_budget:
+            body["max_tokens"] += thinking_budget
+    elif request.temperature is not None:
         body["temperature"] = request.temperature
     if stream:
         body["stream"] = True
@@ -107,11 +138,28 @@ def parse_response(data: object) -> LLMResponse:
         raise WireFormatError("'content' is missing")
     text: list[str] = []
     calls: list[ToolCall] = []
+    reasoning: list[ReasoningBlock] = []
     for i, raw in enumerate(as_list(body.get("content"), "content")):
         block = as_dict(raw, f"content[{i}]")
         kind = opt_str(block, "type", f"content[{i}]")
         if kind == "text":
             text.append(opt_str(block, "text", f"content[{i}]") or "")
+        elif kind == "thinking":
+            reasoning.append(
+                ReasoningBlock(
+                    text=opt_str(block, "thinking", f"content[{i}]") or "",
+                    signature=opt_str(block, "signature", f"content[{i}]"),
+                    source="anthropic.thinking",
+                )
+            )
+        elif kind == "redacted_thinking":
+            reasoning.append(
+                ReasoningBlock(
+                    kind="redacted",
+                    signature=opt_str(block, "data", f"content[{i}]"),
+                    source="anthropic.redacted_thinking",
+                )
+            )
         elif kind == "tool_use":
             args, error = parse_arguments(block.get("input"))
             calls.append(
@@ -126,6 +174,7 @@ def parse_response(data: object) -> LLMResponse:
     return LLMResponse(
         content="".join(text),
         tool_calls=calls,
+        reasoning=reasoning,
         usage=Usage(
             input_tokens=opt_int(usage, "input_tokens", "usage"),
             output_tokens=opt_int(usage, "output_tokens", "usage"),
@@ -143,7 +192,16 @@ class _Block:
         self.call_id = call_id
         self.name = name
         self.parts: list[str] = []
+        self.signature: str | None = None
         self.done = False
+
+    def reasoning(self) -> ReasoningBlock | None:
+        """The block as reasoning, when it is a thinking block."""
+        if self.kind == "thinking":
+            return ReasoningBlock(text="".join(self.parts), signature=self.signature, source="anthropic.thinking")
+        if self.kind == "redacted_thinking":
+            return ReasoningBlock(kind="redacted", signature=self.signature, source="anthropic.redacted_thinking")
+        return None
 
 
 class AnthropicProvider(HTTPProvider):
@@ -157,20 +215,24 @@ class AnthropicProvider(HTTPProvider):
         api_key: str | None = None,
         model: str | None = None,
         *,
-        base_url: str = "https://api.anthropic.com",
+        base_url: str | None = None,
         max_tokens: int = 1024,
         timeout: float = 60.0,
         transport: httpx2.AsyncBaseTransport | None = None,
         name: str = "anthropic",
+        thinking_budget: int | None = None,
     ) -> None:
         if max_tokens <= 0:
             raise ProviderConfigError("anthropic(): max_tokens must be a positive integer")
+        if thinking_budget is not None and (isinstance(thinking_budget, bool) or thinking_budget < 1024):
+            raise ProviderConfigError("anthropic(): thinking_budget must be an integer of at least 1024 tokens")
+        self.thinking_budget = thinking_budget
         key = api_key if api_key is not None else os.environ.get("ANTHROPIC_API_KEY")
         self._api_key = key or None
         self.max_tokens = max_tokens
         super().__init__(
             name=name,
-            base_url=base_url,
+            base_url=base_url or os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com",
             model=model,
             timeout=timeout,
             transport=transport,
@@ -197,7 +259,7 @@ class AnthropicProvider(HTTPProvider):
         """One non-streaming Messages API call."""
         model = self.resolve_model(request)
         self._require_key()
-        body = build_body(request, model, self.max_tokens, stream=False)
+        body = build_body(request, model, self.max_tokens, stream=False, thinking_budget=self.thinking_budget)
         data = await self.post_json("/v1/messages", body, model)
         try:
             return parse_response(data)
@@ -220,11 +282,13 @@ class AnthropicProvider(HTTPProvider):
         """Stream SSE events; each ``tool_use`` block is yielded when it stops, then ``done``."""
         model = self.resolve_model(request)
         self._require_key()
-        lines = self.stream_lines("/v1/messages", build_body(request, model, self.max_tokens, stream=True), model)
+        body = build_body(request, model, self.max_tokens, stream=True, thinking_budget=self.thinking_budget)
+        lines = self.stream_lines("/v1/messages", body, model)
         events = iter_sse(lines)
         blocks: dict[int, _Block] = {}
         text: list[str] = []
         calls: list[ToolCall] = []
+        reasoning: list[ReasoningBlock] = []
         usage = Usage()
         model_name: str | None = None
         stop_reason: str | None = None
@@ -255,7 +319,15 @@ class AnthropicProvider(HTTPProvider):
                                 req_str(block, "name", "content_block"),
                             )
                         else:
-                            blocks[index] = _Block(block_kind)
+                            blocks[index] = opened = _Block(block_kind)
+                            if block_kind == "redacted_thinking":
+                                opened.signature = opt_str(block, "data", "content_block")
+                            elif block_kind == "thinking":
+                                opened.signature = opt_str(block, "signature", "content_block") or None
+                                initial = opt_str(block, "thinking", "content_block")
+                                if initial:
+                                    opened.parts.append(initial)
+                                    yield StreamChunk(kind="reasoning", text=initial)
                             initial = opt_str(block, "text", "content_block") if block_kind == "text" else None
                             if initial:
                                 text.append(initial)
@@ -269,6 +341,17 @@ class AnthropicProvider(HTTPProvider):
                             if piece:
                                 text.append(piece)
                                 yield StreamChunk(kind="text", text=piece)
+                        elif delta_kind in ("thinking_delta", "signature_delta"):
+                            open_block = blocks.get(index)
+                            if open_block is None or open_block.kind != "thinking":
+                                raise WireFormatError(f"{delta_kind} for block {index}, which is not a thinking block")
+                            if delta_kind == "signature_delta":
+                                open_block.signature = opt_str(delta, "signature", "delta")
+                            else:
+                                piece = opt_str(delta, "thinking", "delta") or ""
+                                if piece:
+                                    open_block.parts.append(piece)
+                                    yield StreamChunk(kind="reasoning", text=piece)
                         elif delta_kind == "input_json_delta":
                             open_block = blocks.get(index)
                             if open_block is None or open_block.kind != "tool_use":
@@ -277,6 +360,10 @@ class AnthropicProvider(HTTPProvider):
                     elif kind == "content_block_stop":
                         index = self._index(payload)
                         closed = blocks.get(index)
+                        thought = closed.reasoning() if closed is not None and not closed.done else None
+                        if closed is not None and thought is not None:
+                            closed.done = True
+                            reasoning.append(thought)
                         if closed is not None and closed.kind == "tool_use" and not closed.done:
                             closed.done = True
                             args, error = parse_arguments("".join(closed.parts))
@@ -306,6 +393,9 @@ class AnthropicProvider(HTTPProvider):
                 provider=self.name,
             )
         for pending in blocks.values():
+            leftover = pending.reasoning() if not pending.done else None
+            if leftover is not None:
+                reasoning.append(leftover)
             if pending.kind == "tool_use" and not pending.done:
                 args, error = parse_arguments("".join(pending.parts))
                 call = ToolCall(id=pending.call_id, name=pending.name, args=args, args_error=error)
@@ -314,6 +404,7 @@ class AnthropicProvider(HTTPProvider):
         response = LLMResponse(
             content="".join(text),
             tool_calls=calls,
+            reasoning=reasoning,
             usage=usage,
             model=model_name,
             finish_reason=_finish(stop_reason),
@@ -332,13 +423,17 @@ def anthropic(
     api_key: str | None = None,
     model: str | None = None,
     *,
-    base_url: str = "https://api.anthropic.com",
+    base_url: str | None = None,
     max_tokens: int = 1024,
     timeout: float = 60.0,
     transport: httpx2.AsyncBaseTransport | None = None,
     name: str = "anthropic",
+    thinking_budget: int | None = None,
 ) -> AnthropicProvider:
-    """A provider for Anthropic's Messages API; the key falls back to ``ANTHROPIC_API_KEY``."""
+    """A provider for Anthropic's Messages API; key and URL fall back to ``ANTHROPIC_API_KEY``/``ANTHROPIC_BASE_URL``.
+
+    ``thinking_budget`` turns on extended thinking; the thinking comes back as ``LLMResponse.reasoning``.
+    """
     return AnthropicProvider(
         api_key,
         model,
@@ -347,4 +442,5 @@ def anthropic(
         timeout=timeout,
         transport=transport,
         name=name,
+        thinking_budget=thinking_budget,
     )

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from agentfootprint.providers._http import HTTPProvider
-from agentfootprint.providers._models import LLMRequest, LLMResponse, Message, StreamChunk, ToolCall, Usage
+from agentfootprint.providers._models import (
+    LLMRequest,
+    LLMResponse,
+    Message,
+    ReasoningBlock,
+    StreamChunk,
+    ToolCall,
+    Usage,
+)
+from agentfootprint.providers._reasoning import ThinkSplitter, split_think
 from agentfootprint.providers._wire import (
     WireFormatError,
     as_dict,
@@ -25,7 +35,7 @@ if TYPE_CHECKING:
 
 
 def to_wire_messages(system_prompt: str, messages: list[Message]) -> list[dict[str, Any]]:
-    """Our conversation as Ollama chat messages (tool-call arguments stay objects)."""
+    """Our conversation as Ollama chat messages: arguments stay objects, results name their tool (no call ids)."""
     wire: list[dict[str, Any]] = []
     if system_prompt:
         wire.append({"role": "system", "content": system_prompt})
@@ -34,11 +44,9 @@ def to_wire_messages(system_prompt: str, messages: list[Message]) -> list[dict[s
         if message.role == "tool":
             if message.tool_name:
                 item["tool_name"] = message.tool_name
-            if message.tool_call_id:
-                item["tool_call_id"] = message.tool_call_id
         if message.tool_calls:
             item["tool_calls"] = [
-                {"id": call.id, "function": {"name": call.name, "arguments": call.args}} for call in message.tool_calls
+                {"function": {"name": call.name, "arguments": call.args}} for call in message.tool_calls
             ]
         wire.append(item)
     return wire
@@ -101,9 +109,13 @@ def parse_response(data: object) -> LLMResponse:
     body = as_dict(data, "body")
     message = as_dict(body.get("message"), "message")
     calls = parse_tool_calls(message)
+    content, thought = split_think(opt_str(message, "content", "message") or "")
+    thinking = opt_str(message, "thinking", "message")
+    native = [ReasoningBlock(text=thinking, source="ollama.thinking")] if thinking else []
     return LLMResponse(
-        content=opt_str(message, "content", "message") or "",
+        content=content,
         tool_calls=calls,
+        reasoning=native + thought,
         usage=Usage(
             input_tokens=opt_int(body, "prompt_eval_count", "body"),
             output_tokens=opt_int(body, "eval_count", "body"),
@@ -123,12 +135,15 @@ class OllamaProvider(HTTPProvider):
         self,
         model: str | None = None,
         *,
-        base_url: str = "http://127.0.0.1:11434",
+        base_url: str | None = None,
         timeout: float = 120.0,
         transport: httpx2.AsyncBaseTransport | None = None,
         headers: Mapping[str, str] | None = None,
         name: str = "ollama",
     ) -> None:
+        if base_url is None:
+            host = os.environ.get("OLLAMA_HOST", "").strip() or "127.0.0.1:11434"
+            base_url = host if host.startswith(("http://", "https://")) else f"http://{host}"
         super().__init__(
             name=name,
             base_url=base_url,
@@ -169,6 +184,8 @@ class OllamaProvider(HTTPProvider):
         model = self.resolve_model(request)
         lines = self.stream_lines("/api/chat", build_body(request, model, stream=True), model)
         text: list[str] = []
+        thinking: list[str] = []
+        think = ThinkSplitter()
         calls: list[ToolCall] = []
         final: dict[str, Any] | None = None
         try:
@@ -181,12 +198,17 @@ class OllamaProvider(HTTPProvider):
                         raise self._error_line(payload, model)
                     message = as_dict(payload.get("message") or {}, "message")
                     piece = opt_str(message, "content", "message") or ""
+                    thought = opt_str(message, "thinking", "message") or ""
                     new_calls = parse_tool_calls(message, len(calls))
                 except WireFormatError as exc:
                     raise self.bad_response(exc) from None
-                if piece:
-                    text.append(piece)
-                    yield StreamChunk(kind="text", text=piece)
+                if thought:
+                    thinking.append(thought)
+                    yield StreamChunk(kind="reasoning", text=thought)
+                for kind, part in think.feed(piece) if piece else []:
+                    if kind == "text":
+                        text.append(part)
+                    yield StreamChunk(kind="text" if kind == "text" else "reasoning", text=part)
                 for call in new_calls:
                     calls.append(call)
                     yield StreamChunk(kind="tool_call", tool_call=call)
@@ -200,6 +222,11 @@ class OllamaProvider(HTTPProvider):
                 f"{self.name} at {self.base_url}: the stream ended before the response was complete",
                 provider=self.name,
             )
+        for kind, part in think.flush():
+            if kind == "text":
+                text.append(part)
+            yield StreamChunk(kind="text" if kind == "text" else "reasoning", text=part)
+        native = [ReasoningBlock(text="".join(thinking), source="ollama.thinking")] if thinking else []
         try:
             usage = Usage(
                 input_tokens=opt_int(final, "prompt_eval_count", "body"),
@@ -208,6 +235,7 @@ class OllamaProvider(HTTPProvider):
             response = LLMResponse(
                 content="".join(text),
                 tool_calls=calls,
+                reasoning=native + think.blocks(),
                 usage=usage,
                 model=opt_str(final, "model", "body"),
                 finish_reason=_finish_reason(final, bool(calls)),
@@ -220,11 +248,14 @@ class OllamaProvider(HTTPProvider):
 def ollama(
     model: str | None = None,
     *,
-    base_url: str = "http://127.0.0.1:11434",
+    base_url: str | None = None,
     timeout: float = 120.0,
     transport: httpx2.AsyncBaseTransport | None = None,
     headers: Mapping[str, str] | None = None,
     name: str = "ollama",
 ) -> OllamaProvider:
-    """A provider for Ollama's native ``/api/chat``; ``headers`` serve an authenticating proxy."""
+    """A provider for Ollama's native ``/api/chat`` (``base_url`` defaults to ``OLLAMA_HOST``, else local).
+
+    ``headers`` serve an authenticating proxy.
+    """
     return OllamaProvider(model, base_url=base_url, timeout=timeout, transport=transport, headers=headers, name=name)

@@ -12,11 +12,14 @@ from agentfootprint.providers._models import (
     LLMRequest,
     LLMResponse,
     Message,
+    ReasoningBlock,
+    ReasoningSource,
     StreamChunk,
     ToolCall,
     ToolSpec,
     Usage,
 )
+from agentfootprint.providers._reasoning import ThinkSplitter, split_think
 from agentfootprint.providers._wire import (
     WireFormatError,
     as_dict,
@@ -41,14 +44,7 @@ def to_wire_messages(system_prompt: str, messages: list[Message]) -> list[dict[s
         wire.append({"role": "system", "content": system_prompt})
     for message in messages:
         if message.role == "tool":
-            item: dict[str, Any] = {
-                "role": "tool",
-                "tool_call_id": message.tool_call_id or "",
-                "content": message.content,
-            }
-            if message.tool_name:
-                item["name"] = message.tool_name
-            wire.append(item)
+            wire.append({"role": "tool", "tool_call_id": message.tool_call_id or "", "content": message.content})
         elif message.role == "assistant" and message.tool_calls:
             wire.append(
                 {
@@ -98,12 +94,34 @@ def build_body(request: LLMRequest, model: str, *, stream: bool) -> dict[str, An
     return body
 
 
+_REASONING_FIELDS: tuple[tuple[str, ReasoningSource], ...] = (
+    ("reasoning_content", "openai.reasoning_content"),
+    ("reasoning", "openai.reasoning"),
+)
+"""Where Chat Completions servers put reasoning text: vLLM, DeepSeek, llama.cpp; OpenRouter, Ollama, Groq."""
+
+
 def _usage(raw: object, where: str) -> Usage:
     data = as_dict(raw, where)
+    details = data.get("completion_tokens_details")
+    reasoning = 0
+    if isinstance(details, dict):
+        reasoning = opt_int(details, "reasoning_tokens", f"{where}.completion_tokens_details")
     return Usage(
         input_tokens=opt_int(data, "prompt_tokens", where),
         output_tokens=opt_int(data, "completion_tokens", where),
+        reasoning_tokens=reasoning,
     )
+
+
+def reasoning_fields(message: dict[str, Any], where: str) -> list[tuple[ReasoningSource, str]]:
+    """``(source, text)`` for each non-empty reasoning field of a message or delta."""
+    found: list[tuple[ReasoningSource, str]] = []
+    for key, source in _REASONING_FIELDS:
+        text = opt_str(message, key, where)
+        if text:
+            found.append((source, text))
+    return found
 
 
 def _tool_call(raw: object, index: int) -> ToolCall:
@@ -127,9 +145,14 @@ def parse_response(data: object) -> LLMResponse:
         _tool_call(c, i) for i, c in enumerate(as_list(message.get("tool_calls"), "choices[0].message.tool_calls"))
     ]
     usage = _usage(body["usage"], "usage") if body.get("usage") is not None else Usage()
+    reasoning = [
+        ReasoningBlock(text=text, source=source) for source, text in reasoning_fields(message, "choices[0].message")
+    ]
+    content, thought = split_think(opt_str(message, "content", "choices[0].message") or "")
     return LLMResponse(
-        content=opt_str(message, "content", "choices[0].message") or "",
+        content=content,
         tool_calls=calls,
+        reasoning=reasoning + thought,
         usage=usage,
         model=opt_str(body, "model", "body"),
         finish_reason=opt_str(choice, "finish_reason", "choices[0]"),
@@ -141,13 +164,15 @@ class _StreamState:
 
     def __init__(self) -> None:
         self.text: list[str] = []
+        self.reasoning: dict[ReasoningSource, list[str]] = {}
+        self.think = ThinkSplitter()
         self.calls: dict[int, dict[str, Any]] = {}
         self.usage = Usage()
         self.model: str | None = None
         self.finish_reason: str | None = None
 
-    def feed(self, data: object) -> list[str]:
-        """Absorb one chunk; return its text deltas."""
+    def feed(self, data: object) -> list[tuple[str, str]]:
+        """Absorb one chunk; return its ``("text" | "reasoning", delta)`` pieces."""
         chunk = as_dict(data, "chunk")
         self.model = opt_str(chunk, "model", "chunk") or self.model
         if chunk.get("usage") is not None:
@@ -155,18 +180,33 @@ class _StreamState:
         x_groq = chunk.get("x_groq")
         if isinstance(x_groq, dict) and isinstance(x_groq.get("usage"), dict):
             self.usage = _usage(x_groq["usage"], "chunk.x_groq.usage")
-        texts: list[str] = []
+        pieces: list[tuple[str, str]] = []
         for i, raw_choice in enumerate(as_list(chunk.get("choices"), "chunk.choices")):
             choice = as_dict(raw_choice, f"chunk.choices[{i}]")
             self.finish_reason = opt_str(choice, "finish_reason", "chunk.choices[]") or self.finish_reason
             delta = as_dict(choice.get("delta") or {}, "chunk.choices[].delta")
+            for source, thought in reasoning_fields(delta, "chunk.choices[].delta"):
+                self.reasoning.setdefault(source, []).append(thought)
+                pieces.append(("reasoning", thought))
             text = opt_str(delta, "content", "chunk.choices[].delta")
             if text:
-                texts.append(text)
-                self.text.append(text)
+                pieces.extend(self._text(self.think.feed(text)))
             for j, raw_call in enumerate(as_list(delta.get("tool_calls"), "chunk.choices[].delta.tool_calls")):
                 self._feed_call(as_dict(raw_call, f"chunk.choices[].delta.tool_calls[{j}]"), j)
-        return texts
+        return pieces
+
+    def _text(self, pieces: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        self.text.extend(piece for kind, piece in pieces if kind == "text")
+        return pieces
+
+    def finish(self) -> list[tuple[str, str]]:
+        """Pieces still held back by the ``<think>`` splitter."""
+        return self._text(self.think.flush())
+
+    def reasoning_blocks(self) -> list[ReasoningBlock]:
+        """The streamed reasoning as blocks, in the order of :func:`parse_response`."""
+        blocks = [ReasoningBlock(text="".join(parts), source=source) for source, parts in self.reasoning.items()]
+        return blocks + self.think.blocks()
 
     def _feed_call(self, call: dict[str, Any], position: int) -> None:
         index = call.get("index", position)
@@ -234,10 +274,14 @@ class OpenAICompatibleProvider(HTTPProvider):
             headers["authorization"] = f"Bearer {self._api_key}"
         return headers
 
+    def chat_path(self, model: str) -> str:
+        """The path (and query) of the Chat Completions endpoint under ``base_url``."""
+        return "/chat/completions"
+
     async def complete(self, request: LLMRequest) -> LLMResponse:
         """One non-streaming Chat Completions call."""
         model = self.resolve_model(request)
-        data = await self.post_json("/chat/completions", build_body(request, model, stream=False), model)
+        data = await self.post_json(self.chat_path(model), build_body(request, model, stream=False), model)
         try:
             return parse_response(data)
         except WireFormatError as exc:
@@ -248,7 +292,7 @@ class OpenAICompatibleProvider(HTTPProvider):
         model = self.resolve_model(request)
         state = _StreamState()
         finished = False
-        lines = self.stream_lines("/chat/completions", build_body(request, model, stream=True), model)
+        lines = self.stream_lines(self.chat_path(model), build_body(request, model, stream=True), model)
         events = iter_sse(lines)
         try:
             async for _event, data in events:
@@ -263,11 +307,11 @@ class OpenAICompatibleProvider(HTTPProvider):
                             f"{self.safe(_error_text(payload['error']))}",
                             provider=self.name,
                         )
-                    texts = state.feed(payload)
+                    pieces = state.feed(payload)
                 except WireFormatError as exc:
                     raise self.bad_response(exc) from None
-                for text in texts:
-                    yield StreamChunk(kind="text", text=text)
+                for kind, piece in pieces:
+                    yield StreamChunk(kind="text" if kind == "text" else "reasoning", text=piece)
         finally:
             await events.aclose()
             await lines.aclose()
@@ -276,6 +320,8 @@ class OpenAICompatibleProvider(HTTPProvider):
                 f"{self.name} at {self.base_url}: the stream ended before the response was complete",
                 provider=self.name,
             )
+        for kind, piece in state.finish():
+            yield StreamChunk(kind="text" if kind == "text" else "reasoning", text=piece)
         try:
             calls = state.tool_calls()
         except WireFormatError as exc:
@@ -285,6 +331,7 @@ class OpenAICompatibleProvider(HTTPProvider):
         response = LLMResponse(
             content="".join(state.text),
             tool_calls=calls,
+            reasoning=state.reasoning_blocks(),
             usage=state.usage,
             model=state.model,
             finish_reason=state.finish_reason,

@@ -1,0 +1,148 @@
+"""Azure OpenAI specifics: deployments and api-version, key or Entra ID token, the v1 path, configuration errors."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from azure.core.credentials import AccessToken
+
+from agentfootprint import Agent
+from agentfootprint.providers import (
+    AzureOpenAIProvider,
+    ModelRequiredError,
+    ProviderAuthError,
+    ProviderConfigError,
+    azure_openai,
+)
+
+from ._support import FakeServer, json_reply, user_request
+from ._vendors import API_KEY, DEPLOYMENT, OpenAIWire, Turn, VendorServer
+
+ENTRA = "eyJ0eXAiOiJKV1QiLCJhbGciOiJSUzI1NiJ9.entra-token.0123456789"
+ANSWER = {
+    "id": "c",
+    "object": "chat.completion",
+    "created": 1,
+    "model": "gpt",
+    "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
+}
+
+
+@pytest.fixture
+def server() -> Iterator[VendorServer]:
+    live = VendorServer()
+    yield live
+    live.close()
+
+
+class SyncCredential:
+    """An azure-core TokenCredential (sync ``get_token``) that records the scopes asked for."""
+
+    def __init__(self) -> None:
+        self.scopes: list[tuple[str, ...]] = []
+
+    def get_token(self, *scopes: str, **kwargs: Any) -> AccessToken:
+        self.scopes.append(scopes)
+        return AccessToken(ENTRA, 4102444800)
+
+
+class AsyncCredential(SyncCredential):
+    """The ``azure.identity.aio`` shape: ``get_token`` is a coroutine."""
+
+    async def get_token(self, *scopes: str, **kwargs: Any) -> AccessToken:  # type: ignore[override]
+        return super().get_token(*scopes)
+
+
+@pytest.mark.parametrize("kind", ["sync-provider", "async-provider", "credential", "async-credential"])
+def test_entra_id_tokens(server: VendorServer, kind: str) -> None:
+    server.use(OpenAIWire(azure=True, entra_token=ENTRA), Turn(text="signed in"))
+
+    async def async_token() -> str:
+        return ENTRA
+
+    credential = AsyncCredential() if kind == "async-credential" else SyncCredential()
+    options: dict[str, Any] = {
+        "sync-provider": {"token_provider": lambda: ENTRA},
+        "async-provider": {"token_provider": async_token},
+        "credential": {"credential": credential},
+        "async-credential": {"credential": credential},
+    }[kind]
+    provider = azure_openai(server.url, DEPLOYMENT, api_key=None, **options)
+    assert asyncio.run(provider.complete(user_request())).content == "signed in"
+    assert server.problems == []
+    if "credential" in kind:
+        assert credential.scopes == [("https://cognitiveservices.azure.com/.default",)]
+
+
+def test_key_from_the_environment_and_never_openai_key(monkeypatch: pytest.MonkeyPatch, server: VendorServer) -> None:
+    monkeypatch.setenv("AZURE_OPENAI_API_KEY", API_KEY)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-not-for-azure-0000")
+    server.use(OpenAIWire(azure=True), Turn(text="keyed"))
+    assert asyncio.run(azure_openai(server.url, DEPLOYMENT).complete(user_request())).content == "keyed"
+    assert server.problems == []
+
+
+def test_deployment_wins_over_the_agent_model(server: VendorServer) -> None:
+    server.use(OpenAIWire(azure=True), Turn(text="from the deployment"))
+    agent = Agent.create(provider=azure_openai(server.url, DEPLOYMENT, api_key=API_KEY), model="gpt-4o").build()
+    assert agent.run_sync("hi").answer == "from the deployment"
+    assert server.problems == []
+
+
+def test_agent_model_is_the_deployment_when_none_is_given() -> None:
+    fake = FakeServer(json_reply(ANSWER))
+    provider = azure_openai("https://res.openai.azure.com/", api_key=API_KEY, transport=fake.transport)
+    asyncio.run(provider.complete(user_request(model="my-deploy")))
+    assert fake.last.url == (
+        "https://res.openai.azure.com/openai/deployments/my-deploy/chat/completions?api-version=2024-10-21"
+    )
+    with pytest.raises(ModelRequiredError):
+        asyncio.run(provider.complete(user_request()))
+
+
+def test_v1_api_takes_the_deployment_as_model() -> None:
+    fake = FakeServer(json_reply(ANSWER))
+    provider = azure_openai(
+        "https://res.openai.azure.com", "dep", api_key=API_KEY, api_version="v1", transport=fake.transport
+    )
+    asyncio.run(provider.complete(user_request()))
+    assert fake.last.url == "https://res.openai.azure.com/openai/v1/chat/completions"
+    assert fake.last.body["model"] == "dep" and fake.last.headers["api-key"] == API_KEY
+
+
+def test_token_failures_say_what_to_do_and_hide_the_token() -> None:
+    def broken() -> str:
+        raise RuntimeError(f"cannot refresh {ENTRA}")
+
+    provider = azure_openai("https://res.openai.azure.com", "d", token_provider=broken)
+    with pytest.raises(ProviderAuthError) as info:
+        asyncio.run(provider.complete(user_request()))
+    assert "az login" in str(info.value) and "entra-token" not in str(info.value)
+
+
+def test_token_is_scrubbed_from_server_errors() -> None:
+    fake = FakeServer(json_reply({"error": {"message": f"bad token {ENTRA[:20]}"}}, status=401))
+    provider = azure_openai("https://res.openai.azure.com", "d", token_provider=lambda: ENTRA, transport=fake.transport)
+    with pytest.raises(ProviderAuthError) as info:
+        asyncio.run(provider.complete(user_request()))
+    assert ENTRA[:12] not in str(info.value) and "AZURE_OPENAI_API_KEY" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [
+        ({}, "AZURE_OPENAI_ENDPOINT"),
+        ({"endpoint": "https://r", "api_key": "k" * 20, "token_provider": lambda: "t"}, "not both"),
+        ({"endpoint": "https://r", "token_provider": "not callable"}, "callable"),
+        ({"endpoint": "https://r", "credential": object()}, "get_token"),
+    ],
+)
+def test_configuration_errors(monkeypatch: pytest.MonkeyPatch, kwargs: dict[str, Any], words: str) -> None:
+    monkeypatch.delenv("AZURE_OPENAI_ENDPOINT", raising=False)
+    monkeypatch.delenv("AZURE_OPENAI_API_KEY", raising=False)
+    with pytest.raises(ProviderConfigError) as info:
+        AzureOpenAIProvider(**kwargs)
+    assert words in str(info.value)
