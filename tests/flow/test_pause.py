@@ -196,12 +196,14 @@ async def test_pause_inside_a_parallel_subflow_branch_resumes_only_that_branch()
     assert len(ids) == len(set(ids))
 
 
-async def test_two_parallel_branches_pausing_at_once_is_refused() -> None:
+async def test_two_parallel_branches_pausing_at_once_share_one_checkpoint() -> None:
+    """Both positions are kept (see test_pause_parallel.py for answering them by branch id)."""
     asker = flow_chart("Ask", lambda s: pause("q"), id="ask").build()
     chart = (
         flow_chart("S", lambda s: None, id="s")
         .parallel([("a", "A", asker, None, None), ("b", "B", asker, None, None)])
         .build()
     )
-    with pytest.raises(PauseNotAllowedError, match="paused at once"):
-        await chart.run()
+    r = await chart.run()
+    assert r.paused and r.pause_data == {"kind": "parallel", "pending": {"a": "q", "b": "q"}}
+    assert sorted((r.checkpoint or {})["frames"][0]["pending"]) == ["a", "b"]

@@ -30,6 +30,7 @@ class RunResult(BaseModel):
     status: Literal["completed", "paused"]
     run_id: str
     question: str | None = None
+    questions: dict[str, Any] | None = None
     checkpoint: dict[str, Any] | None = None
     session_id: str | None = None
     usage: Usage = Field(default_factory=Usage)

@@ -30,6 +30,7 @@ from agentfootprint.events import types as ev
 from agentfootprint.flow import FlowChart, FlowResult, FlowSnapshot, InvalidCheckpointError, NarrativeEntry, Scope
 from agentfootprint.flow import render_narrative as _render
 from agentfootprint.flow._frozen import thaw
+from agentfootprint.flow.pause import PARALLEL_PAUSE
 from agentfootprint.flow.redaction import RedactionPolicy, Redactor
 from agentfootprint.identity import Identity, coerce_identity
 
@@ -266,10 +267,13 @@ class Composition(ABC):
                 flow=flow.checkpoint or {},
             ).model_dump(mode="json")
             self._pending = {"question": data.get("question"), "tool_call_id": data.get("tool_call_id")}
+            questions = questions_of(flow.pause_data)
+            first = questions if not isinstance(questions, dict) else _first_question(questions)
             return RunResult(
                 status="paused",
                 run_id=record.run_id,
-                question=str(flow.pause_data.get("question", "")) if isinstance(flow.pause_data, dict) else None,
+                question=first,
+                questions=questions if isinstance(questions, dict) else None,
                 checkpoint=cp,
                 session_id=record.session_id,
             )
@@ -320,8 +324,30 @@ class Composition(ABC):
         return f"<{self.kind} {self.name!r} members={[n for n, _ in self.members]}>"
 
 
+def questions_of(pause_data: Any) -> Any:
+    """A pause's question; for several pending branches, ``{branch id: question}`` (nested forks nest)."""
+    if not isinstance(pause_data, Mapping):
+        return None
+    if pause_data.get("kind") == PARALLEL_PAUSE:
+        return {str(b): questions_of(d) for b, d in (pause_data.get("pending") or {}).items()}
+    question = pause_data.get("question")
+    return str(question) if question is not None else None
+
+
+def _first_question(questions: Mapping[str, Any]) -> str | None:
+    for q in questions.values():
+        found = _first_question(q) if isinstance(q, Mapping) else q
+        if found is not None:
+            return str(found)
+    return None
+
+
 def resume_payload(pause_data: Any, answer: Any) -> Any:
-    """What the paused stage gets back: an agent's tool pause takes its composite form, any other pause the answer."""
+    """What the paused stage gets back: an agent's tool pause takes its composite form, any other pause the answer;
+    several pending branches take ``{branch id: answer}``, each in its own branch's form."""
+    if isinstance(pause_data, Mapping) and pause_data.get("kind") == PARALLEL_PAUSE and isinstance(answer, Mapping):
+        pending = pause_data.get("pending") or {}
+        return {b: resume_payload(pending.get(b) if isinstance(b, str) else None, a) for b, a in answer.items()}
     if isinstance(pause_data, Mapping) and "tool_call_id" in pause_data:
         return {
             "kind": pause_data.get("kind", "ask_human"),

@@ -18,6 +18,7 @@ from agentfootprint.flow.errors import (
     ParallelBranchError,
     ParallelMergeConflictError,
     PauseNotAllowedError,
+    PendingAnswersError,
     UnknownBranchError,
 )
 from agentfootprint.flow.narrative import NarrativeEntry, narrative_text, render_narrative
@@ -55,6 +56,7 @@ __all__ = [
     "ParallelBranchError",
     "ParallelMergeConflictError",
     "PauseNotAllowedError",
+    "PendingAnswersError",
     "Recorder",
     "RecorderFailure",
     "RedactionPolicy",

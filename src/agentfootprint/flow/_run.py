@@ -27,16 +27,18 @@ from agentfootprint.flow.errors import (
     NotSerializableError,
     ParallelBranchError,
     ParallelMergeConflictError,
-    PauseNotAllowedError,
+    PendingAnswersError,
     UnknownBranchError,
     attach_snapshot,
 )
 from agentfootprint.flow.pause import (
     _NO_ANSWER,
+    PARALLEL_PAUSE,
     CheckpointFrame,
     FlowCheckpoint,
     NamespaceCheckpoint,
     PauseSignal,
+    PendingBranch,
 )
 from agentfootprint.flow.recorder import Dispatch, Recorder, RecorderFailure
 from agentfootprint.flow.redaction import RedactionPolicy, Redactor
@@ -45,6 +47,7 @@ from agentfootprint.flow.scope import Scope, check_key
 from agentfootprint.flow.snapshot import FlowSnapshot
 
 _CURRENT: ContextVar[StageFrame | None] = ContextVar("agentfootprint_stage", default=None)
+_BRANCH_ANSWER: ContextVar[Any] = ContextVar("agentfootprint_branch_answer", default=_NO_ANSWER)
 _MAX_ERROR_TEXT = 500
 
 
@@ -239,7 +242,11 @@ async def _run_fn(rs: RunState, node: Node, frame: StageFrame, scope: Scope) -> 
 def _new_frame(rs: RunState, node: Node, prefix: str, ns: Namespace, visit: int, in_branch: bool) -> StageFrame:
     rid = rs.next_rid(prefix, node.id)
     frame = StageFrame(rs, node, rid, ns.name, visit, in_branch)
-    if rs.resume_answer is not _NO_ANSWER and not in_branch:
+    branch_answer = _BRANCH_ANSWER.get()
+    if branch_answer is not _NO_ANSWER and not in_branch:  # one of several pending branches, resumed
+        frame.resume_answer = branch_answer
+        _BRANCH_ANSWER.set(_NO_ANSWER)
+    elif rs.resume_answer is not _NO_ANSWER and not in_branch:
         frame.resume_answer = rs.resume_answer
         rs.resume_answer = _NO_ANSWER
     rs.current_rid = rid
@@ -379,10 +386,22 @@ async def _run_branches(
 ) -> None:
     """Run children concurrently over the same committed base; record and apply them in declaration order.
 
-    A mounted (subflow) branch may pause: its siblings finish, and the checkpoint resumes only that branch."""
+    A mounted (subflow) branch may pause: its siblings finish, and the checkpoint resumes only that branch. When
+    several pause, the checkpoint holds each one's position; a resume answers any of them by branch id."""
+    carried: dict[str, PendingBranch] = {}
+    answers: dict[str, Any] = {}
     if resume:
         skip = set(resume[0].done_branches or ())
         child_ids = [c for c in child_ids if c not in skip]
+        if resume[0].pending:
+            given = _BRANCH_ANSWER.get()  # a pending branch of an outer fork hands its own answer dict down
+            if given is not _NO_ANSWER:
+                _BRANCH_ANSWER.set(_NO_ANSWER)
+            else:
+                given, rs.resume_answer = rs.resume_answer, _NO_ANSWER
+            answers = dict(given)  # checked against the pending branches before the run resumed
+            carried = {b: p for b, p in resume[0].pending.items() if b not in answers}
+            child_ids = [c for c in child_ids if c in answers]
     nodes = [chart.nodes[c] for c in child_ids]
     frames: list[tuple[Node, StageFrame, Scope]] = []
     visits: list[int] = []
@@ -410,6 +429,9 @@ async def _run_branches(
         try:
             if frame is None:
                 inner = branch_resume if branch_resume and branch_resume[0].node_id == child.id else []
+                if child.id in answers:
+                    inner = list(resume[0].pending[child.id].frames)
+                    _BRANCH_ANSWER.set(answers[child.id])
                 await _run_subflow(
                     rs, child, ns, prefix, owner_rid, visits[i], inner, control_idx, fork_branch=child.id
                 )
@@ -475,11 +497,7 @@ async def _run_branches(
             by_key.setdefault(w.path, []).append((child.id, commit, w))
 
     join_node = owner
-    if pauses and not failed:
-        if len(pauses) > 1:
-            names = ", ".join(frames[i][0].id for i in sorted(pauses))
-            raise PauseNotAllowedError(f"parallel branches {names} paused at once; one checkpoint holds one pause")
-        ((_, paused),) = pauses.items()
+    if (pauses or carried) and not failed:
         done = sorted(
             {
                 *(resume[0].done_branches or () if resume else ()),
@@ -487,11 +505,16 @@ async def _run_branches(
                 *(frames[i][0].id for i in range(len(frames)) if frames[i][1] is not None),
             }
         )
-        paused.frames.insert(
-            0,
-            CheckpointFrame(node_id=owner.id, namespace=ns.name, mount_runtime_stage_id=owner_rid, done_branches=done),
-        )
-        raise paused
+        if len(pauses) == 1 and not (resume and resume[0].pending):
+            ((_, paused),) = pauses.items()
+            paused.frames.insert(
+                0,
+                CheckpointFrame(
+                    node_id=owner.id, namespace=ns.name, mount_runtime_stage_id=owner_rid, done_branches=done
+                ),
+            )
+            raise paused
+        raise _several_paused(owner, ns, owner_rid, done, carried, {frames[i][0].id: p for i, p in pauses.items()})
     if failed:
         real = {k: v for k, v in failed.items() if not isinstance(v, asyncio.CancelledError)} or failed
         if owner.fail_fast:
@@ -531,6 +554,26 @@ async def _run_branches(
     if error is not None:
         raise error
     ns.apply(commit.idx, join_writes)
+
+
+def _several_paused(
+    owner: Node,
+    ns: Namespace,
+    owner_rid: str,
+    done: list[str],
+    carried: dict[str, PendingBranch],
+    paused: dict[str, _Paused],
+) -> _Paused:
+    """Several branches are waiting on a person: one checkpoint frame holds each one's position and question."""
+    pending = dict(carried)
+    for branch, p in paused.items():
+        pending[branch] = PendingBranch(frames=p.frames, pause_data=p.data, paused_runtime_stage_id=p.rid)
+    pending = {b: pending[b] for b in owner.children if b in pending}
+    frame = CheckpointFrame(
+        node_id=owner.id, namespace=ns.name, mount_runtime_stage_id=owner_rid, done_branches=done, pending=pending
+    )
+    data = {"kind": PARALLEL_PAUSE, "pending": {b: p.pause_data for b, p in pending.items()}}
+    return _Paused(data, [frame], next(iter(pending.values())).paused_runtime_stage_id)
 
 
 def _was_cancelled(errors: list[BaseException | None], i: int) -> bool:
@@ -671,7 +714,9 @@ async def _drive(
         if visit > 1 and rs.dispatch.on_loop:
             rs.dispatch.fire("on_loop", path, visit)
         kind = node.kind
-        here_resume = resume if len(resume) > 1 and resume[0].node_id == node.id else []
+        here_resume = (
+            resume if resume and resume[0].node_id == node.id and (len(resume) > 1 or resume[0].pending) else []
+        )
         resume = []
         if kind == "stage":
             commit, _ = await _run_stage(rs, node, ns, prefix, parent_rid, visit, control_idx=control_idx)
@@ -924,24 +969,56 @@ def load_checkpoint(chart: FlowChart, checkpoint: Any) -> FlowCheckpoint:
                     f"last_writer for '{key[:80]}' points outside the log",
                     field=f"namespaces.{name}.last_writer",
                 )
+    _check_frames(chart, cp.frames, "frames")
+    return cp
+
+
+def _check_frames(chart: FlowChart, frames: list[CheckpointFrame], where: str) -> None:
+    """Every frame names a node of the chart it is in; a fork's pending branches are its own children."""
     current: FlowChart | None = chart
-    for depth, fr in enumerate(cp.frames):
+    for depth, fr in enumerate(frames):
+        field = f"{where}.{depth}"
+        last = depth == len(frames) - 1
         if current is None or fr.node_id not in current.nodes:
-            raise InvalidCheckpointError(
-                f"frames[{depth}] names a stage this chart does not have", field=f"frames.{depth}.node_id"
-            )
+            raise InvalidCheckpointError(f"{field} names a stage this chart does not have", field=f"{field}.node_id")
         node = current.nodes[fr.node_id]
-        if depth < len(cp.frames) - 1 and node.kind == "fork":
-            following = cp.frames[depth + 1].node_id
-            if following not in node.children:
+        if fr.pending:
+            if node.kind != "fork" or not last:
+                raise InvalidCheckpointError(f"{field} holds pending branches but is not the paused fork", field=field)
+            for branch, p in fr.pending.items():
+                if branch not in node.children or p.frames[0].node_id != branch:
+                    raise InvalidCheckpointError(f"{field}.pending names a branch this fork does not have", field=field)
+                _check_frames(current, p.frames, f"{field}.pending.{branch[:80]}.frames")
+            continue
+        if not last and node.kind == "fork":
+            if frames[depth + 1].node_id not in node.children:
                 raise InvalidCheckpointError(
-                    f"frames[{depth + 1}] is not a branch of this fork", field=f"frames.{depth + 1}.node_id"
+                    f"{where}.{depth + 1} is not a branch of this fork", field=f"{where}.{depth + 1}.node_id"
                 )
             continue
-        current = node.subflow if depth < len(cp.frames) - 1 else None
-        if depth < len(cp.frames) - 1 and node.kind != "subflow":
-            raise InvalidCheckpointError(f"frames[{depth}] is not a subflow mount", field=f"frames.{depth}.node_id")
-    return cp
+        current = node.subflow if not last else None
+        if not last and node.kind != "subflow":
+            raise InvalidCheckpointError(f"{field} is not a subflow mount", field=f"{field}.node_id")
+
+
+def check_pending_answers(frames: list[CheckpointFrame], answer: Any) -> None:
+    """Several pending questions are answered with ``{branch id: answer}`` naming only pending branches (any subset,
+    at least one); checked before anything resumes."""
+    pending = frames[-1].pending
+    if not pending:
+        return
+    names = list(pending)
+    if not isinstance(answer, Mapping):
+        raise PendingAnswersError(
+            f"several questions are pending: answer with a dict keyed by branch id, not a {type(answer).__name__}",
+            pending=names,
+        )
+    if not answer:
+        raise PendingAnswersError("the answer dict names no pending branch", pending=names)
+    if any(not isinstance(k, str) or k not in pending for k in answer):
+        raise PendingAnswersError("the answer dict names a branch that is not pending", pending=names)
+    for branch, value in answer.items():
+        check_pending_answers(pending[branch].frames, value)
 
 
 async def execute_resume(
@@ -973,6 +1050,7 @@ async def execute_resume(
         ns = Namespace(name, nsc.state)
         ns.last_writer = dict(nsc.last_writer)
         rs.namespaces[name] = ns
+    check_pending_answers(cp.frames, answer)
     rs.resume_answer = answer
     if rs.dispatch.on_resume:
         rs.dispatch.fire("on_resume", cp.paused_runtime_stage_id)

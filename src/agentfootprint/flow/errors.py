@@ -102,6 +102,16 @@ class PauseNotAllowedError(FlowError, RuntimeError):
     code = "ERR_PAUSE_NOT_ALLOWED"
 
 
+class PendingAnswersError(FlowError, ValueError):
+    """A resume of several pending questions (parallel branches) whose answer is not a dict of pending branch ids."""
+
+    code = "ERR_PENDING_ANSWERS"
+
+    def __init__(self, message: str, *, pending: list[str]) -> None:
+        super().__init__(f"{message}; pending branches: {', '.join(b[:80] for b in pending[:20])}")
+        self.pending = pending
+
+
 class NotSerializableError(FlowError, TypeError):
     """A checkpoint needs JSON values; names the key whose value is not."""
 

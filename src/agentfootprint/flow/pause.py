@@ -50,8 +50,13 @@ def resume_answer() -> tuple[bool, Any]:
     return True, frame.resume_answer
 
 
+PARALLEL_PAUSE = "parallel"
+
+
 class CheckpointFrame(BaseModel):
-    """One level of the paused position: the node to re-enter in a chart (subflow mounts nest)."""
+    """One level of the paused position: the node to re-enter in a chart (subflow mounts nest).
+
+    A fork where several branches paused at once holds them in ``pending``: each branch's own frames and data."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -59,6 +64,20 @@ class CheckpointFrame(BaseModel):
     namespace: str = Field(max_length=4096)
     mount_runtime_stage_id: str | None = Field(default=None, max_length=4200)
     done_branches: list[str] | None = Field(default=None, max_length=1000)
+    pending: dict[str, PendingBranch] | None = Field(default=None, min_length=1, max_length=1000)
+
+
+class PendingBranch(BaseModel):
+    """One paused branch of a fork: where it paused, and what it asked."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    frames: list[CheckpointFrame] = Field(min_length=1, max_length=64)
+    pause_data: Any = None
+    paused_runtime_stage_id: str = Field(max_length=4200)
+
+
+CheckpointFrame.model_rebuild()
 
 
 class NamespaceCheckpoint(BaseModel):
