@@ -357,3 +357,41 @@ async def test_conditional_predicates_read_the_message_either_way() -> None:
     assert (await cond.run("apple")).answer == "A(apple)"
     assert (await cond.run("banana")).answer == "B(banana)"
     assert (await cond.run("cherry")).answer == "C(cherry)"
+
+
+async def test_R003_17_a_resume_naming_another_identity_is_refused_and_members_keep_the_checkpoint_caller() -> None:
+    """R003-17: the resumed leg runs for the paused run's caller; a resume naming a different identity is refused
+    (InvalidCheckpointError, field identity) and never re-namespaces members; the same caller, or none, resumes."""
+    from agentfootprint.flow import InvalidCheckpointError
+
+    seen: list[tuple[str, Any]] = []
+
+    def who(args: dict[str, Any], ctx: Any) -> str:
+        seen.append((ctx.run_id, ctx.identity))
+        return "ok"
+
+    witness = define_tool(name="who", description="who", input_schema={"type": "object"}, execute=who)
+
+    def build() -> Sequence:
+        def asker(req: LLMRequest) -> Any:
+            if req.messages[-1].role == "user":
+                return {"tool_calls": [{"id": "h1", "name": "ask_human", "args": {"question": "?"}}]}
+            return "asked"
+
+        ask = Agent.create(provider=mock(respond=asker), model="m").tool(ask_human).build()
+        return Sequence.create().step("ask", ask).step("w", echo("W", witness)).build()
+
+    paused = await build().run("x", identity={"tenant": "acme", "principal": "dana"})
+    cp = json.loads(json.dumps(paused.checkpoint))
+    for other in ({"tenant": "acme", "principal": "mallory"}, {"tenant": "evil"}):
+        with pytest.raises(InvalidCheckpointError) as info:
+            await build().resume(cp, "y", identity=other)
+        assert info.value.field == "identity" and "mallory" not in str(info.value)
+    assert seen == []  # nothing ran for the other caller
+    done = await build().resume(cp, "y", identity={"tenant": "acme", "principal": "dana"})
+    again = await build().resume(cp, "y")
+    assert done.status == again.status == "completed"
+    assert {(r, i.tenant, i.principal) for r, i in seen} == {(paused.run_id, "acme", "dana")} and len(seen) == 2
+    anonymous = await build().run("x")
+    with pytest.raises(InvalidCheckpointError):  # naming a caller for a run that had none would re-namespace it
+        await build().resume(anonymous.checkpoint or {}, "y", identity={"tenant": "acme"})

@@ -297,13 +297,22 @@ class Composition(ABC):
     async def resume(
         self, checkpoint: Mapping[str, Any], answer: Any = None, *, identity: Identity | Mapping[str, Any] | None = None
     ) -> RunResult:
-        """Continue a composition paused inside a member (e.g. ``ask_human``); one checkpoint for the whole run."""
+        """Continue a composition paused inside a member (e.g. ``ask_human``); one checkpoint for the whole run.
+
+        The resumed leg runs for the paused run's caller, read off the checkpoint: ``identity``, when given, must be
+        that caller (another one is refused, so members are never re-namespaced under it)."""
         door = f"{self.kind}.resume"
         cp = load_pause_checkpoint(checkpoint)
-        ident = coerce_identity(identity) if identity is not None else coerce_identity(cp.identity)
+        paused_for = coerce_identity(cp.identity)
+        ident = coerce_identity(identity) if identity is not None else paused_for
         still_open = open_run_for(cp.run_id)
         if still_open is not None and still_open.identity != ident:
             raise ResumeRequestConflictError(door)
+        if ident != paused_for:
+            raise InvalidCheckpointError(
+                f"{door}: identity is not the paused run's caller; the resumed leg runs for the caller it paused for",
+                field="identity",
+            )
         try:
             json.dumps(answer)
         except (TypeError, ValueError):
