@@ -99,3 +99,36 @@ async def test_failed_run_reports_end_failed() -> None:
     except RuntimeError:
         pass
     assert log.calls[-1] == "end:failed"
+
+
+class Reads:
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str, Any]] = []
+
+    def on_read(self, frame: Any, key: str, value: Any) -> None:
+        self.seen.append((frame.runtime_stage_id, key, value))
+
+
+async def test_on_read_receives_the_committed_value_at_that_moment() -> None:
+    """A recorder keeps what it was handed: later appends to the same list never change a value it already got."""
+
+    def grow(s: Any) -> None:
+        s.append("xs", len(s.get("xs") or []))
+        s.get("missing", "default")
+        s.get("d")
+
+    chart = flow_chart("A", grow, id="a").then("B", grow, id="b").then("C", grow, id="c").build()
+    reads = Reads()
+    r = await chart.run({"d": {"k": 1}}, recorders=[reads])
+    assert r.state["xs"] == [0, 1, 2]
+    assert [(rid, key, value) for rid, key, value in reads.seen if key == "xs"] == [
+        ("a#0", "xs", None),
+        ("b#1", "xs", [0]),
+        ("c#2", "xs", [0, 1]),
+    ]
+    assert ("a#0", "d", {"k": 1}) in reads.seen
+    assert [(rid, value) for rid, key, value in reads.seen if key == "missing"] == [
+        ("a#0", None),
+        ("b#1", None),
+        ("c#2", None),
+    ]

@@ -237,6 +237,28 @@ def test_tool_and_assistant_message_shapes() -> None:
         assert (refusal.code, refusal.field) == (code, field)
 
 
+@pytest.mark.parametrize(
+    ("content", "code", "field"),
+    [
+        (5, "ERR_AGUI_FIELD_TYPE", "messages[0].content"),
+        (["thinking"], "ERR_AGUI_FIELD_TYPE", "messages[0].content"),
+        ({"text": "thinking"}, "ERR_AGUI_FIELD_TYPE", "messages[0].content"),
+        (None, "ERR_AGUI_FIELD_MISSING", "messages[0].content"),
+        ("half \ud800 a pair", "ERR_AGUI_TEXT_INVALID", "messages"),
+    ],
+    ids=["number", "list", "object", "missing", "lone-surrogate"],
+)
+def test_reasoning_message_content_is_checked(content: Any, code: str, field: str) -> None:
+    refusal = refused(body({"id": "r1", "role": "reasoning", "content": content}))
+    assert (refusal.code, refusal.field, refusal.status) == (code, field, 400)
+    assert "thinking" not in str(refusal) and "\ud800" not in str(refusal)
+
+
+def test_reasoning_message_text_is_read_as_history() -> None:
+    turn = check_turn_request(body({"id": "r1", "role": "reasoning", "content": ""}, user("m1", "hi")))
+    assert turn.messages[0] == HistoryMessageIn(id="r1", role="reasoning")
+
+
 def test_duplicate_message_ids_are_refused() -> None:
     refusal = refused(body(user("m1", "a"), assistant("m1"), user("m2", "b")))
     assert (refusal.code, refusal.field) == ("ERR_AGUI_DUPLICATE_ID", "messages[1].id")

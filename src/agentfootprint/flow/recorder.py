@@ -6,6 +6,9 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
+from agentfootprint.flow._frozen import FrozenList
+from agentfootprint.flow._namespace import MISSING
+
 if TYPE_CHECKING:
     from agentfootprint.flow._run import StageFrame
     from agentfootprint.flow.redaction import Redactor
@@ -90,6 +93,11 @@ class Dispatch:
             self._call(hook, *args)
 
     def read(self, frame: StageFrame, key: str, value: Any) -> None:
+        """Hand ``on_read`` the value as read: None for an absent key; a list is copied (appends grow it in place)."""
+        if value is MISSING:
+            value = None
+        elif isinstance(value, list):
+            value = FrozenList(value)
         red = self._redactor
         self._call("on_read", frame, key, red.redact(value, key) if red.active else value)
 

@@ -231,7 +231,7 @@ class Scope:
                         continue
                 out.append(Write.model_construct(path=key, verb="set", value=value))
             elif verb == "append":
-                if value:
+                if value or base is MISSING:
                     out.append(Write.model_construct(path=key, verb="append", value=FrozenList(value)))
             elif verb == "merge":
                 base_d = base if isinstance(base, dict) else {}

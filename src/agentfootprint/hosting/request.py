@@ -277,7 +277,7 @@ def _message(raw: Any, at: str) -> UserMessageIn | ToolMessageIn | HistoryMessag
             _req_str(function, "name", f"{call_at}.function.name")
             _req_str(function, "arguments", f"{call_at}.function.arguments")
     elif role == "reasoning":
-        _opt_str(obj, "content", f"{at}.content")
+        _req_str(obj, "content", f"{at}.content")  # AG-UI: a reasoning message always carries its text
     return HistoryMessageIn(id=message_id, role=role)
 
 
