@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 LLM_STAMP := $(VENV)/.installed-local-llm
 
-.PHONY: demo test bench lint venv clean
+.PHONY: demo test bench lint venv clean mutate
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -35,5 +35,13 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests bench examples
 	$(BIN)/mypy
 
+# Mutation testing of one module: make mutate MODULE=agentfootprint.flow.scope [SAMPLE=60] [SEED=25]
+MODULE ?=
+SAMPLE ?= 60
+SEED ?= 25
+mutate: $(STAMP)
+	@test -n "$(MODULE)" || (echo "usage: make mutate MODULE=agentfootprint.flow.scope [SAMPLE=60] [SEED=25]"; exit 2)
+	nice -n 10 $(BIN)/python scripts/mutate.py $(MODULE) --sample $(SAMPLE) --seed $(SEED)
+
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .mutate

@@ -1,0 +1,180 @@
+"""Seeded, sampled mutation testing of one module with mutmut; prints the kill rate.
+
+    python scripts/mutate.py agentfootprint.flow.scope [--sample 60] [--seed 25] [--tests tests/flow] [--all]
+
+The module's mutants are listed, a seeded sample is drawn, and mutmut runs the tests (by default the package's own,
+``tests/<package>``) against each one in a scratch copy under ``.mutate/`` (git-ignored). Survivors that are known to
+be equivalent (they cannot change behaviour) are listed in ``scripts/mutation-equivalents.json`` with the reason, and
+are left out of the rate. Killed = a test failed or the run timed out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRATCH = ROOT / ".mutate"
+EQUIVALENTS = ROOT / "scripts" / "mutation-equivalents.json"
+DETECTED = {"killed", "timeout", "caught by type check", "segfault"}
+
+
+def module_path(module: str) -> Path:
+    """``agentfootprint.flow.scope`` or ``src/agentfootprint/flow/scope.py`` → the path under the repo root."""
+    if module.endswith(".py"):
+        path = Path(module)
+    else:
+        path = Path("src", *module.split(".")).with_suffix(".py")
+        if not (ROOT / path).exists():
+            path = Path("src", *module.split("."), "__init__.py")
+    if not (ROOT / path).is_file():
+        sys.exit(f"no such module: {module}")
+    return path
+
+
+def dotted(path: Path) -> str:
+    parts = path.with_suffix("").parts[1:]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def default_tests(path: Path) -> list[str]:
+    """The tests mirroring the module's package (``src/agentfootprint/flow/x.py`` → ``tests/flow``)."""
+    package = path.parts[2] if len(path.parts) > 3 else ""
+    tests = ROOT / "tests" / package
+    return [str(tests.relative_to(ROOT))] if package and tests.is_dir() else ["tests"]
+
+
+def list_mutants(path: Path) -> tuple[list[str], str]:
+    """All mutant names of the module (sorted) and the mutated source mutmut would write."""
+    from mutmut.mutation.file_mutation import mutate_file_contents
+    from mutmut.utils.format_utils import get_mutant_name
+
+    mutated = mutate_file_contents(str(path), (ROOT / path).read_text())
+    return sorted(get_mutant_name(path, name) for name in mutated.mutant_names), mutated.code
+
+
+def change_of(name: str, mutated_code: str, path: Path) -> tuple[str, str]:
+    """(function, the changed lines) of one mutant: what an equivalence entry is matched on."""
+    from mutmut.mutation.diff_apply import get_diff_for_mutant
+
+    diff = get_diff_for_mutant(name, source=mutated_code, path=path)
+    lines = [
+        line.strip()
+        for line in diff.splitlines()
+        if line[:1] in "+-" and not line.startswith(("+++", "---")) and line[1:].strip()
+    ]
+    function = name.rsplit(".", 1)[1].partition("__mutmut_")[0].removeprefix("x_").replace("ǁ", ".").strip(".")
+    return function, "\n".join(lines)
+
+
+def equivalents(module: str) -> dict[tuple[str, str], str]:
+    if not EQUIVALENTS.exists():
+        return {}
+    entries = json.loads(EQUIVALENTS.read_text()).get(module, [])
+    return {(e["function"], "\n".join(e["change"])): e["why"] for e in entries}
+
+
+def prepare(work: Path, path: Path, tests: list[str], seed: int) -> None:
+    """A scratch project: the sources, the tests and a pyproject that tells mutmut what to mutate."""
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    ignore = shutil.ignore_patterns("__pycache__", "node_modules", ".hypothesis", "*.pyc")
+    shutil.copytree(ROOT / "src", work / "src", ignore=ignore)
+    shutil.copytree(ROOT / "tests", work / "tests", ignore=ignore)
+    config = (ROOT / "pyproject.toml").read_text()
+    config += "\n[tool.mutmut]\n" + "\n".join(
+        [
+            'source_paths = ["src"]',
+            f"only_mutate = {json.dumps([str(path)])}",
+            f"pytest_add_cli_args_test_selection = {json.dumps(tests)}",
+            f'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "--hypothesis-seed={seed}"]',
+            "use_git_change_detection = false",
+            "track_dependencies = false",
+        ]
+    )
+    (work / "pyproject.toml").write_text(config + "\n")
+
+
+def results(work: Path, path: Path) -> dict[str, str]:
+    from mutmut.stats import status_by_exit_code
+
+    meta = json.loads((work / "mutants" / (str(path) + ".meta")).read_text())
+    return {name: status_by_exit_code[code] for name, code in meta["exit_code_by_key"].items()}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("module", help="dotted module (agentfootprint.flow.scope) or its path")
+    parser.add_argument("--sample", type=int, default=60, help="mutants drawn (default 60)")
+    parser.add_argument("--seed", type=int, default=25, help="sampling seed (default 25)")
+    parser.add_argument("--all", action="store_true", help="every mutant, no sampling")
+    parser.add_argument("--tests", nargs="+", help="test paths to run (default: the package's tests)")
+    parser.add_argument("--min", type=float, default=None, help="exit 1 when the kill rate is below this percent")
+    args = parser.parse_args()
+
+    path = module_path(args.module)
+    module = dotted(path)
+    tests = args.tests or default_tests(path)
+    names, mutated_code = list_mutants(path)
+    if not names:
+        print(f"{module}: no mutants")
+        return 0
+    everything = args.all or args.sample >= len(names)
+    chosen = names if everything else sorted(random.Random(args.seed).sample(names, args.sample))
+    print(f"{module}: {len(chosen)} of {len(names)} mutants (seed {args.seed}), tests: {' '.join(tests)}", flush=True)
+
+    work = SCRATCH / module
+    prepare(work, path, tests, args.seed)
+    mutmut = Path(sys.executable).with_name("mutmut")
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    run = subprocess.run(
+        [str(mutmut), "run", "--max-children", "1", *chosen],
+        cwd=work,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    log = work / "mutmut.log"
+    log.write_text(run.stdout)
+    if run.returncode != 0:
+        print(run.stdout[-3000:])
+        sys.exit(f"mutmut failed (exit {run.returncode}); full log: {log}")
+
+    status = results(work, path)
+    known = equivalents(module)
+    counts: Counter[str] = Counter()
+    survivors: list[tuple[str, str, str]] = []
+    for name in chosen:
+        state = status.get(name, "not checked")
+        if state in DETECTED:
+            counts["killed"] += 1
+            continue
+        function, change = change_of(name, mutated_code, path)
+        if (function, change) in known:
+            counts["equivalent"] += 1
+            continue
+        counts["survived"] += 1
+        survivors.append((name, state, change))
+
+    for name, state, change in survivors:
+        print(f"\n{state}: {name}")
+        print("    " + change.replace("\n", "\n    "))
+    scored = counts["killed"] + counts["survived"]
+    rate = 100.0 * counts["killed"] / scored if scored else 100.0
+    print(
+        f"\n{module}: {rate:.1f}% killed ({counts['killed']} of {scored} non-equivalent; "
+        f"{counts['equivalent']} equivalent; sample {len(chosen)} of {len(names)}, seed {args.seed})"
+    )
+    return 1 if args.min is not None and rate < args.min else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
