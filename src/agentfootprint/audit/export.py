@@ -39,7 +39,7 @@ AUDIT_FORMAT = "agentfootprint.audit/1"
 GENESIS_TYPE = "agentfootprint.audit.genesis"
 COMMIT_TYPE = "agentfootprint.audit.commit"
 SIGNATURE_TYPE = "agentfootprint.audit.signature"
-_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+_HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
 class AuditHead(BaseModel):
@@ -71,7 +71,7 @@ def audit_head(records: Sequence[Mapping[str, Any]]) -> AuditHead:
     if last.get("type") == SIGNATURE_TYPE:
         return audit_head(records[:-1])
     seq, head = last.get("seq"), last.get("hash")
-    if not _is_int(seq) or not isinstance(head, str) or not _HEX64.match(head):
+    if not _is_int(seq) or not isinstance(head, str) or _HEX64.fullmatch(head) is None:
         raise AuditExportError("segment head record has no valid seq and hash", code="ERR_AUDIT_SEGMENT")
     run_id: str | None = None
     next_idx, last_event, last_ts = 0, None, None

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 __all__ = ["SIGNATURE_FIELDS", "crypto_available", "generate_signing_key", "sign_audit"]
 
 SIGNATURE_FIELDS = frozenset({"type", "alg", "head_seq", "head_hash", "public_key", "signature"})
-_HEX = re.compile(r"^[0-9a-f]+$")
+_HEX = re.compile(r"[0-9a-f]+")
 _INSTALL_HINT = "install the sign extra: pip install 'agentfootprint[sign]'"
 
 
@@ -51,7 +51,7 @@ def generate_signing_key() -> tuple[bytes, bytes]:
 def _key_bytes(key: Any) -> bytes:
     if isinstance(key, str):
         text = key.strip()
-        if len(text) == 64 and _HEX.match(text.lower()):
+        if len(text) == 64 and _HEX.fullmatch(text.lower()):
             return bytes.fromhex(text)
         return text.encode("utf-8")
     if isinstance(key, bytes | bytearray | memoryview):
@@ -131,7 +131,7 @@ def sign_audit(records: Sequence[Mapping[str, Any]], private_key_bytes: Any, *, 
 
 
 def _hex_of_len(value: Any, length: int) -> bool:
-    return isinstance(value, str) and len(value) == length and bool(_HEX.match(value))
+    return isinstance(value, str) and len(value) == length and _HEX.fullmatch(value) is not None
 
 
 def check_signature(signature: Any, head: Mapping[str, Any], public_key: Any = None) -> tuple[str | None, bool]:

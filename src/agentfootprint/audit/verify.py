@@ -21,7 +21,7 @@ __all__ = ["MAX_BUNDLE_CHARS", "MAX_RECORD_DEPTH", "AuditVerification", "verify_
 MAX_BUNDLE_CHARS = 256 * 1024 * 1024
 MAX_RECORD_DEPTH = 200
 MAX_RECORD_NODES = 5_000_000
-_HASH = re.compile(r"^[0-9a-f]{64}$")
+_HASH = re.compile(r"[0-9a-f]{64}")
 _SAFE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,39}$")
 _FIELD_ORDER = ("seq", "timestamp", "type", "payload", "meta", "prev_hash", "hash")
 
@@ -153,7 +153,7 @@ def _shape_problem(record: Any) -> str | None:
         return "field 'meta' must be an object"
     for name in ("prev_hash", "hash"):
         value = record[name]
-        if not isinstance(value, str) or not _HASH.match(value):
+        if not isinstance(value, str) or _HASH.fullmatch(value) is None:
             return f"field '{name}' must be 64 lowercase hex characters"
     if not _depth_ok(record):
         return "record is nested too deeply or holds too many values"
@@ -172,7 +172,7 @@ def _previous_head(previous: Any) -> tuple[int, str] | None:
         return _previous_head(chained[-1]) if chained else None
     else:
         return None
-    if not isinstance(seq, int) or isinstance(seq, bool) or not isinstance(head, str) or not _HASH.match(head):
+    if not isinstance(seq, int) or isinstance(seq, bool) or not isinstance(head, str) or _HASH.fullmatch(head) is None:
         return None
     return seq, head
 
