@@ -94,7 +94,8 @@ def prepare(work: Path, path: Path, tests: list[str], seed: int) -> None:
             'source_paths = ["src"]',
             f"only_mutate = {json.dumps([str(path)])}",
             f"pytest_add_cli_args_test_selection = {json.dumps(tests)}",
-            f'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "--hypothesis-seed={seed}"]',
+            "pytest_add_cli_args = "
+            + json.dumps(["-p", "no:cacheprovider", "-q", "-m", "not stack_depth", f"--hypothesis-seed={seed}"]),
             "use_git_change_detection = false",
             "track_dependencies = false",
         ]

@@ -11,7 +11,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentfootprint.flow import causal_chain, flow_chart, slice_for_key
+from agentfootprint.flow import CausalSlice, FlowSnapshot, causal_chain, decide, flow_chart, slice_for_key
 
 INITIAL = {"i0": 0, "i1": 1}
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -145,3 +145,78 @@ async def test_diamond_lists_the_shared_ancestor_once() -> None:
         "  C (c#2) ← via c [wrote: c]",
         "    A (a#0) ← via a (see above)",
     ]
+
+
+async def test_text_labels_for_data_control_and_both() -> None:
+    def route(s: Any) -> Any:
+        s["why"] = "big"
+        return decide(s, [{"when": {"n": {"gt": 1}}, "then": "big", "label": "Big"}], "small")
+
+    chart = (
+        flow_chart("Start", lambda s: s.set("n", 2) or s.set("m", 3), id="start")
+        .decider("Route", route, id="route")
+        .branch("big", "Big", lambda s: s.set("out", [s["why"], s["n"], s["m"]]))
+        .branch("small", "Small", lambda s: s.set("out", []))
+        .default("small")
+        .end()
+        .build()
+    )
+    r = await chart.run()
+    assert str(causal_chain(r.snapshot, "big#2")).splitlines() == [
+        "Big (big#2) [wrote: out]",
+        "  Route (route#1) ← via why and chose this branch [wrote: why]",
+        "    Start (start#0) ← via n [wrote: n, m]",
+        "  Start (start#0) ← via n, m (see above)",
+    ]
+
+
+async def test_absence_and_empty_texts() -> None:
+    r = await flow_chart("A", lambda s: s.set("a", s.get("seed")), id="a").build().run({"seed": 1})
+    unknown = causal_chain(r.snapshot, "ghost#9")
+    assert (unknown.root, unknown.missing, unknown.nodes) == ("ghost#9", "unknown-stage", [])
+    assert str(unknown) == "No causal slice for stage 'ghost#9': unknown-stage."
+    never = slice_for_key(r.snapshot, "nope")
+    assert (never.root, never.key) == (None, "nope")
+    assert str(never) == "No causal slice for key 'nope': never-written."
+    assert str(slice_for_key(r.snapshot, "seed")) == "No causal slice for key 'seed': initial-state."
+    empty = r.snapshot.model_copy(update={"commit_log": []})
+    assert causal_chain(empty, "a#0").model_dump() == CausalSlice(root="a#0", missing="empty-log").model_dump()
+    assert slice_for_key(empty, "a").model_dump() == CausalSlice(root=None, key="a", missing="empty-log").model_dump()
+    assert str(CausalSlice(root="a#0")) == "(empty slice)"
+    sl = causal_chain(r.snapshot, "a#0")
+    assert sl.node("nope") is None and sl.node("a#0") is sl.nodes[0]
+    assert str(sl).splitlines() == ["A (a#0) [wrote: a]", "  (initial state) ← via seed"]
+
+
+async def test_default_limits_are_depth_20_and_100_nodes() -> None:
+    def writer(n: int) -> Any:
+        return lambda s: s.set(f"k{n}", n)
+
+    wide = flow_chart("W0", writer(0), id="w0")
+    for i in range(1, 120):
+        wide = wide.then(f"W{i}", writer(i), id=f"w{i}")
+    wide = wide.then("Sum", lambda s: s.set("total", sum(s[f"k{i}"] for i in range(120))), id="sum")
+    r = await wide.build().run()
+    sl = causal_chain(r.snapshot, "sum#120")
+    assert (len(sl.nodes), sl.truncated) == (100, True)
+    assert str(sl).endswith("\n⚠ slice truncated (depth or node limit)")
+    assert len(slice_for_key(r.snapshot, "total").nodes) == 100
+
+    def body(s: Any) -> None:
+        s["n"] = s.get("n", 0) + 1
+        if s["n"] == 30:
+            s.break_()
+
+    r = await flow_chart("Body", body, id="body").loop_to("body").build().run()
+    assert [len(causal_chain(r.snapshot, "body#29").nodes), len(slice_for_key(r.snapshot, "n").nodes)] == [21, 21]
+
+
+async def test_a_recording_whose_reads_point_at_itself_or_later_gets_no_such_edge() -> None:
+    r = await (
+        flow_chart("A", lambda s: s.set("a", 1), id="a").then("B", lambda s: s.set("b", s["a"]), id="b").build().run()
+    )
+    data = r.snapshot.model_dump(mode="json")
+    data["commit_log"][1]["reads"] = {"a": 0, "self": 1, "later": 5, "negative": -1}
+    forged = FlowSnapshot.model_validate(data)
+    sl = causal_chain(forged, "b#1")
+    assert [(e.parent_idx, e.key) for e in sl.nodes[0].edges] == [(0, "a")]

@@ -186,3 +186,65 @@ async def test_wrong_kind_refused_after_staging() -> None:
 
     r = await flow_chart("S", stage, id="s").build().run({"n": 3})
     assert r.state == {"n": 3, "k": [1], "d": {"a": 1}}
+
+
+class Writes:
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str, str, Any]] = []
+
+    def on_write(self, frame: Any, key: str, verb: str, value: Any) -> None:
+        self.seen.append((frame.runtime_stage_id, key, verb, value))
+
+    def on_emit(self, frame: Any, name: str, payload: Any) -> None:
+        self.seen.append((frame.runtime_stage_id, name, "emit", payload))
+
+
+async def test_recorders_see_every_staged_verb_with_its_key_and_delta() -> None:
+    def stage(s: Any) -> None:
+        s["a"] = {"x": [1]}
+        s.merge("a", {"y": 2})
+        s.append("xs", 1, 2)
+        del s["gone"]
+        s.update("n", lambda v: v + 1, 0)
+        s.emit("tick", {"n": 1})
+
+    rec = Writes()
+    await flow_chart("S", stage, id="s").build().run({"gone": 1}, recorders=[rec])
+    assert rec.seen == [
+        ("s#0", "a", "set", {"x": [1]}),
+        ("s#0", "a", "merge", {"y": 2}),
+        ("s#0", "xs", "append", [1, 2]),
+        ("s#0", "gone", "delete", None),
+        ("s#0", "n", "set", 1),
+        ("s#0", "tick", "emit", {"n": 1}),
+    ]
+
+
+async def test_refusal_texts_name_the_key_cut_at_100_characters() -> None:
+    long = "k" * 150
+
+    def stage(s: Any) -> None:
+        with pytest.raises(TypeError) as info:
+            s.append(long, 1)
+        assert str(info.value) == f"cannot append to state key '{'k' * 100}': it holds int"
+        with pytest.raises(TypeError) as info:
+            s.merge(long, {"a": 1})
+        assert str(info.value) == f"cannot merge into state key '{'k' * 100}': it holds int"
+        with pytest.raises(TypeError) as info:
+            s.emit("")
+        assert str(info.value) == "emit name must be a non-empty str"
+        with pytest.raises(TypeError):
+            s.emit(3)
+
+    await flow_chart("S", stage, id="s").build().run({long: 5})
+
+
+async def test_key_length_refusal_text() -> None:
+    from agentfootprint.flow import InvalidStateKeyError
+
+    def stage(s: Any) -> None:
+        s["k" * 513] = 1
+
+    with pytest.raises(InvalidStateKeyError) as info:
+        await flow_chart("S", stage, id="s").build().run()
+    assert "state key length must be 1..512, got 513" in str(info.value)

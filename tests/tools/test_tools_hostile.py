@@ -64,6 +64,7 @@ def test_cyclic_args_terminate() -> None:
     assert len(issues) == 1 and "nesting" in issues[0].problem
 
 
+@pytest.mark.stack_depth
 def test_recursion_limit_is_untouched_under_a_low_limit() -> None:
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(400)
