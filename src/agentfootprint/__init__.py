@@ -1,5 +1,9 @@
 """agentfootprint: the explainable agent framework."""
 
+from typing import TYPE_CHECKING
+
+from agentfootprint import _wiring  # noqa: F401  (registers the extensions above the agent)
+from agentfootprint._lazy import lazy_exports
 from agentfootprint.agent import (
     Agent,
     AgentBuilder,
@@ -95,21 +99,25 @@ __all__ = [
 ]
 __version__ = "0.1.0"
 
-_LAZY = {
-    "Assessment": "agentfootprint.agent.assessment",
-    "assess": "agentfootprint.agent.assessment",
-    "explain_answer": "agentfootprint.agent.chat",
-    "recorded_chat": "agentfootprint.agent.chat",
-    "CheckInPack": "agentfootprint.agent.checkin",
-    "UnsupportedValuesError": "agentfootprint.agent.evidence",
-}
+if TYPE_CHECKING:  # loaded on first use: the honesty layer sits above the agent
+    from agentfootprint.honesty import (
+        Assessment,
+        CheckInPack,
+        UnsupportedValuesError,
+        assess,
+        explain_answer,
+        recorded_chat,
+    )
 
-
-def __getattr__(name: str) -> object:
-    """Honesty features load on first use, keeping ``import agentfootprint`` light."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agentfootprint' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    globals(),
+    {
+        "Assessment": "agentfootprint.honesty.assessment",
+        "assess": "agentfootprint.honesty.assessment",
+        "explain_answer": "agentfootprint.honesty.chat",
+        "recorded_chat": "agentfootprint.honesty.chat",
+        "CheckInPack": "agentfootprint.honesty.checkin",
+        "UnsupportedValuesError": "agentfootprint.honesty.evidence",
+    },
+)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from agentfootprint.flow import FlowChart, flow_chart, summarize_value
+from agentfootprint._text import summarize_value
+from agentfootprint.flow import FlowChart, flow_chart
 
 GOLDEN = """Stage 1: The process began with Intake.
   Step 1: Write applicant = "anon"

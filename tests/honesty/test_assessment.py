@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from agentfootprint import Agent
-from agentfootprint.agent.assessment import Assessment, assess
 from agentfootprint.explain import load_recording, save_recording
 from agentfootprint.flow import FlowSnapshot
+from agentfootprint.honesty.assessment import Assessment, assess
 from agentfootprint.providers import mock
 from tests.honesty.conftest import Calls, lookup_agent, refund_agent
 

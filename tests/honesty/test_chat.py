@@ -10,8 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentfootprint import Agent, define_fact
-from agentfootprint.agent.chat import NO_RUN, RecordedChat, explain_answer, recorded_chat
 from agentfootprint.explain import BacktrackError
+from agentfootprint.honesty.chat import RecordedChat, explain_answer, recorded_chat
+from agentfootprint.honesty.self_explain import NO_RUN, self_explain_tools
 from agentfootprint.providers import LLMRequest, mock
 
 WRONG = "Refund APPROVED: Dana Reyes holds VIP tier override status."
@@ -150,19 +151,15 @@ async def test_self_explain_answers_from_the_previous_turn() -> None:
 async def test_trace_tools_read_the_previous_record() -> None:
     agent = make_agent(explain=True)
     await agent.run("Can Dana get a refund?")
-    tools = {t.name: t for t in agent.config.tools if t.name.startswith("trace_")}
-    assert set(tools) == {"trace_list_stages", "trace_read_commit", "trace_who_wrote", "trace_backtrack", "trace_why"}
-    from agentfootprint.agent.config import CURRENT_RUN, RunContext
-
-    token = CURRENT_RUN.set(RunContext(config=agent.config, events=agent.events, run_id="probe"))
-    try:
-        stages = tools["trace_list_stages"].execute({}, NO_CTX)
-        assert "call-llm#" in stages
-        assert tools["trace_who_wrote"].execute({"key": "answer"}, NO_CTX).startswith("final#")
-        assert "No such step" in tools["trace_read_commit"].execute({"runtime_stage_id": "nope"}, NO_CTX)
-        assert "vip-fact" in tools["trace_backtrack"].execute({}, NO_CTX)
-    finally:
-        CURRENT_RUN.reset(token)
+    offered = [spec["name"] for spec in (agent.last_snapshot() or pytest.fail("no record")).state["tool_specs"]]
+    assert offered == ["trace_list_stages", "trace_read_commit", "trace_who_wrote", "trace_backtrack", "trace_why"]
+    bound = agent.extension_state("self_explain")["snapshot"]
+    tools = {t.name: t for t in self_explain_tools(lambda: bound)}
+    stages = tools["trace_list_stages"].execute({}, NO_CTX)
+    assert "call-llm#" in stages
+    assert tools["trace_who_wrote"].execute({"key": "answer"}, NO_CTX).startswith("final#")
+    assert "No such step" in tools["trace_read_commit"].execute({"runtime_stage_id": "nope"}, NO_CTX)
+    assert "vip-fact" in tools["trace_backtrack"].execute({}, NO_CTX)
 
 
 def test_explaining_nothing_is_a_typed_error() -> None:
@@ -212,11 +209,6 @@ async def test_trace_tools_never_show_a_redacted_value() -> None:
 async def test_trace_tool_outputs_are_bounded() -> None:
     agent = make_agent(explain=True)
     await agent.run("x" * 50_000)
-    tool = next(t for t in agent.config.tools if t.name == "trace_backtrack")
-    from agentfootprint.agent.config import CURRENT_RUN, RunContext
-
-    token = CURRENT_RUN.set(RunContext(config=agent.config, events=agent.events, run_id="probe"))
-    try:
-        assert len(tool.execute({}, NO_CTX)) <= 4000
-    finally:
-        CURRENT_RUN.reset(token)
+    bound = agent.extension_state("self_explain")["snapshot"]
+    tool = next(t for t in self_explain_tools(lambda: bound) if t.name == "trace_backtrack")
+    assert len(tool.execute({}, NO_CTX)) <= 4000

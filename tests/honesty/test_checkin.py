@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentfootprint.agent.checkin import CheckInPack, check_in_approved, check_in_declined, check_in_pack_of
+from agentfootprint.honesty.checkin import CheckInPack, check_in_approved, check_in_declined, check_in_pack_of
 from tests.honesty.conftest import Calls, refund_agent
 
 # -- scenarios ----------------------------------------------------------------------------------------------------
@@ -163,7 +163,7 @@ def test_a_tampered_pack_reads_as_none() -> None:
 
 async def test_decline_note_reaches_the_model_and_decisions_are_events() -> None:
     from agentfootprint import Agent, define_tool
-    from agentfootprint.agent.checkin import check_in_approved, check_in_declined
+    from agentfootprint.honesty.checkin import check_in_approved, check_in_declined
     from agentfootprint.providers import mock
 
     ran: list[dict[str, Any]] = []

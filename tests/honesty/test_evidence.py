@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from agentfootprint import Agent
 from agentfootprint.agent import AgentBuildError
-from agentfootprint.agent.evidence import (
+from agentfootprint.honesty.evidence import (
     STATE_KEY,
     Evidence,
     UnsupportedValuesError,

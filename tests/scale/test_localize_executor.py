@@ -6,12 +6,12 @@ import pytest
 
 from agentfootprint._flagship import QUESTION, approved_flipped, refunds_agent
 from agentfootprint.explain import LocalizeError, localize_context_bug
-from agentfootprint.scale import InProcessExecutor, RunOutcome, RunSpec
+from agentfootprint.scale import ExecutorBase, InProcessExecutor, RunOutcome, RunSpec
 
 FLAGSHIP = "agentfootprint._flagship:refunds_agent"
 
 
-class Counting:
+class Counting(ExecutorBase):
     """Wraps an executor and keeps every spec it was handed."""
 
     def __init__(self) -> None:

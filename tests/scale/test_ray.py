@@ -10,6 +10,7 @@ from agentfootprint._flagship import QUESTION, approved_flipped, refunds_agent
 from agentfootprint.explain import localize_context_bug
 from agentfootprint.scale import (
     Check,
+    ExecutorBase,
     InProcessExecutor,
     RayExecutor,
     RunOutcome,
@@ -23,7 +24,7 @@ from tests.scale.test_evaluate import dataset, polite, short
 pytestmark = pytest.mark.integration
 
 
-class Counting:
+class Counting(ExecutorBase):
     """Wraps an executor and counts the specs it ran and the worker processes that ran them."""
 
     def __init__(self, inner: RayExecutor) -> None:

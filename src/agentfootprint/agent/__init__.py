@@ -1,9 +1,12 @@
-"""The Agent: a recorded ReAct loop on the flowchart engine."""
+"""The Agent: a recorded ReAct loop on the flowchart engine, and the one seam extensions plug into."""
 
-from agentfootprint.agent.agent import Agent, AgentBuilder, load_conversation, load_pause_checkpoint
+from agentfootprint.agent._checkpoints import load_conversation, load_pause_checkpoint
+from agentfootprint.agent.agent import Agent
+from agentfootprint.agent.builder import AgentBuilder
 from agentfootprint.agent.errors import (
     AgentBuildError,
     InvalidConversationError,
+    MemberIdentityError,
     NoConversationError,
     OutputSchemaError,
     PendingQuestionError,
@@ -12,26 +15,47 @@ from agentfootprint.agent.errors import (
     RunInFlightError,
     UnknownSourceError,
 )
+from agentfootprint.agent.extension import (
+    CallModel,
+    CallTool,
+    Extension,
+    ExtensionError,
+    InputRefusedError,
+    RunContext,
+    RunOutcome,
+    ToolCallRequest,
+)
 from agentfootprint.agent.models import AgentPauseCheckpoint, ConversationCheckpoint, RunResult, StoppedEarly
 from agentfootprint.agent.run_input import InvalidRunInputError, RunInput, normalize_run_input
+from agentfootprint.agent.turn import Turn
 
 __all__ = [
     "Agent",
     "AgentBuildError",
     "AgentBuilder",
     "AgentPauseCheckpoint",
+    "CallModel",
+    "CallTool",
     "ConversationCheckpoint",
+    "Extension",
+    "ExtensionError",
+    "InputRefusedError",
     "InvalidConversationError",
     "InvalidRunInputError",
+    "MemberIdentityError",
     "NoConversationError",
     "OutputSchemaError",
     "PendingQuestionError",
     "PolicyHaltError",
     "RunCheckpointError",
+    "RunContext",
     "RunInFlightError",
     "RunInput",
+    "RunOutcome",
     "RunResult",
     "StoppedEarly",
+    "ToolCallRequest",
+    "Turn",
     "UnknownSourceError",
     "load_conversation",
     "load_pause_checkpoint",

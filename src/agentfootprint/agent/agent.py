@@ -1,18 +1,23 @@
-"""The Agent runner: one recorded ReAct turn per ``run()``, explicit conversations, pause/resume, evidence."""
+"""The Agent runner: one recorded ReAct turn per ``run()``, explicit conversations, pause/resume, the record."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import uuid
-from collections.abc import Callable, Coroutine, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast, overload
 
 from pydantic import BaseModel, ValidationError
 
-from agentfootprint.agent.chart import build_agent_chart, read_skill_tool
-from agentfootprint.agent.config import CURRENT_RUN, AgentConfig, RunContext
+from agentfootprint._sync import run_sync
+from agentfootprint.agent._checkpoints import load_conversation, load_pause_checkpoint
+from agentfootprint.agent._run import AgentRun
+from agentfootprint.agent._stages import read_skill_tool
+from agentfootprint.agent.builder import AgentBuilder
+from agentfootprint.agent.chart import build_agent_chart
+from agentfootprint.agent.config import AgentConfig
 from agentfootprint.agent.errors import (
     AgentBuildError,
     InvalidConversationError,
@@ -23,20 +28,11 @@ from agentfootprint.agent.errors import (
     UnknownSourceError,
     as_run_checkpoint_error,
 )
+from agentfootprint.agent.extension import Extension, RunOutcome
 from agentfootprint.agent.models import AgentPauseCheckpoint, ConversationCheckpoint, RunResult, StoppedEarly
 from agentfootprint.agent.run_input import normalize_run_input
-from agentfootprint.context import (
-    ContextBudget,
-    Injection,
-    InvalidInjectionError,
-    MemoryInjection,
-    RagInjection,
-    WindowPolicy,
-    ensure_context_event_types,
-    remember_turn,
-)
-from agentfootprint.errors import validation_field
-from agentfootprint.events import AgentEvent, EventDispatcher
+from agentfootprint.context import remember_turn
+from agentfootprint.events import AgentEvent, EventDispatcher, EventSink
 from agentfootprint.events import types as ev
 from agentfootprint.flow import (
     FlowChart,
@@ -51,161 +47,36 @@ from agentfootprint.flow import (
 from agentfootprint.flow.errors import RAW_STATE_ATTR
 from agentfootprint.identity import Identity, coerce_identity
 from agentfootprint.providers import Provider, Usage
-from agentfootprint.tools import DuplicateToolError, PermissionChecker, Tool
+from agentfootprint.tools import DuplicateToolError, Tool
 
-if TYPE_CHECKING:
-    from agentfootprint.agent import honesty as _honesty  # [honesty] evidence gate, assessment, check-in, chat
+if TYPE_CHECKING:  # the honesty extension's results (the agent never imports the layer above it)
+    from agentfootprint.honesty import Assessment, CheckInPack, Explanation, RecordedChat, UnsupportedValues
 
 T = TypeVar("T", bound=BaseModel)
-R = TypeVar("R")
+E = TypeVar("E", bound=Extension)
 _MAX_ITERATIONS_CEILING = 1000
+
+
+class _Honesty(Protocol):
+    """What the built-in ``honesty`` extension answers for the Agent's honesty methods."""
+
+    def assessment(self, agent: Agent, output_schema: Any) -> Assessment | None: ...
+
+    def pending_check_in(self, agent: Agent) -> CheckInPack | None: ...
+
+    def can_explain(self, agent: Agent) -> bool: ...
+
+    def why(self, agent: Agent, question: str | None) -> Explanation: ...
+
+    def chat(self, agent: Agent) -> RecordedChat: ...
+
+
+class _EvidenceGate(Protocol):
+    def unsupported_values(self, agent: Agent) -> UnsupportedValues | None: ...
 
 
 def _identity_dict(identity: Identity | None) -> dict[str, Any] | None:
     return identity.model_dump(exclude_none=True) if identity is not None else None
-
-
-class AgentBuilder:
-    """Collects an agent's configuration; ``build()`` validates it and compiles the chart."""
-
-    def __init__(self, config: AgentConfig) -> None:
-        self._config = config
-        self._tools: list[Tool] = []
-        self._injections: list[Injection] = []
-
-    def system(self, text: str) -> AgentBuilder:
-        """The base system prompt; context injections are appended after it."""
-        if not isinstance(text, str):
-            raise AgentBuildError(f"system prompt must be a str, got {type(text).__name__}")
-        self._config = replace(self._config, system_prompt=text)
-        return self
-
-    def tool(self, t: Tool) -> AgentBuilder:
-        if not isinstance(t, Tool):
-            raise AgentBuildError(f"tool() takes a Tool (define_tool or @tool), got {type(t).__name__}")
-        self._tools.append(t)
-        return self
-
-    def tools(self, tools: Iterable[Tool]) -> AgentBuilder:
-        for t in tools:
-            self.tool(t)
-        return self
-
-    def _inject(self, inj: Injection, flavor: str) -> AgentBuilder:
-        if not isinstance(inj, Injection):
-            raise AgentBuildError(f"{flavor}() takes an Injection from define_{flavor}, got {type(inj).__name__}")
-        self._injections.append(inj)
-        return self
-
-    def fact(self, inj: Injection) -> AgentBuilder:
-        return self._inject(inj, "fact")
-
-    def steering(self, inj: Injection) -> AgentBuilder:
-        return self._inject(inj, "steering")
-
-    def instruction(self, inj: Injection) -> AgentBuilder:
-        return self._inject(inj, "instruction")
-
-    def skill(self, inj: Injection) -> AgentBuilder:
-        return self._inject(inj, "skill")
-
-    def inject(self, inj: Injection) -> AgentBuilder:
-        """Any injection (memory, RAG, custom flavors)."""
-        return self._inject(inj, "inject")
-
-    def redact(self, keys: Iterable[str] = (), patterns: Iterable[str] = ()) -> AgentBuilder:
-        """Keep these state keys / field names and regex matches off every recorded surface."""
-        self._config = replace(
-            self._config,
-            redaction=self._config.redaction.union(RedactionPolicy.of(keys=list(keys), patterns=list(patterns))),
-        )
-        return self
-
-    def output_schema(self, model: type[BaseModel], *, retries: int = 0) -> AgentBuilder:
-        if not (isinstance(model, type) and issubclass(model, BaseModel)):
-            raise AgentBuildError("output_schema() takes a pydantic model class")
-        self._config = replace(self._config, output_schema=model, output_retries=max(0, int(retries)))
-        return self
-
-    def pricing(self, table: Mapping[str, Mapping[str, float]]) -> AgentBuilder:
-        """USD per 1,000 tokens by model: ``{"gpt-x": {"input": 0.5, "output": 1.5}}`` (``"*"`` for any)."""
-        self._config = replace(self._config, pricing={k: dict(v) for k, v in table.items()})
-        return self
-
-    def cost_budget(self, amount: float, *, action: Literal["warn", "halt"] = "halt") -> AgentBuilder:
-        if amount <= 0 or action not in ("warn", "halt"):
-            raise AgentBuildError("cost_budget needs a positive amount and action 'warn' or 'halt'")
-        self._config = replace(self._config, cost_budget=float(amount), cost_action=action)
-        return self
-
-    def permission(self, checker: PermissionChecker) -> AgentBuilder:
-        """Called before every tool: ``allow`` / ``deny`` / ``halt`` (a raising checker denies)."""
-        self._config = replace(self._config, permission=checker)
-        return self
-
-    def keep_events(self, keep: bool = True) -> AgentBuilder:
-        """Keep each run's events for ``last_events()`` (audit exports include them)."""
-        self._config = replace(self._config, keep_events=keep)
-        return self
-
-    # -- context engineering: memory, RAG, budgets, window (agentfootprint.context) ---------------------------
-    def memory(self, inj: MemoryInjection) -> AgentBuilder:
-        """Conversation memory from ``define_memory``: recalled per identity, written after each completed turn."""
-        if not isinstance(inj, MemoryInjection):
-            raise AgentBuildError(f"memory() takes an injection from define_memory, got {type(inj).__name__}")
-        return self._inject(inj, "memory")
-
-    def rag(self, inj: RagInjection) -> AgentBuilder:
-        """Retrieval from ``define_rag``: the chunks for each turn land as an injection with their ids."""
-        if not isinstance(inj, RagInjection):
-            raise AgentBuildError(f"rag() takes an injection from define_rag, got {type(inj).__name__}")
-        return self._inject(inj, "rag")
-
-    def context_budget(
-        self, *, system_prompt: int | None = None, messages: int | None = None, tools: int | None = None
-    ) -> AgentBuilder:
-        """Character budgets per slot; going over emits ``context.budget_pressure`` (nothing is cut)."""
-        try:
-            budget = ContextBudget(system_prompt=system_prompt, messages=messages, tools=tools)
-        except InvalidInjectionError as exc:
-            raise AgentBuildError(str(exc)) from None
-        if not budget.limits():
-            raise AgentBuildError("context_budget() needs a budget for at least one slot")
-        self._config = replace(self._config, context_budget=budget)
-        return self
-
-    def window(self, *, max_turns: int | None = None, max_chars: int | None = None) -> AgentBuilder:
-        """Show the model only the last turns (whole oldest turns are dropped from view, never from history)."""
-        try:
-            policy = WindowPolicy(max_turns=max_turns, max_chars=max_chars)
-        except InvalidInjectionError as exc:
-            raise AgentBuildError(str(exc)) from None
-        self._config = replace(self._config, window=policy)
-        return self
-
-    # -- [honesty] answer honesty (agent/evidence.py, agent/chat.py) -------------------------------------------
-    def names_and_numbers_from_evidence(
-        self, posture: Literal["assist", "guard", "rails"] = "assist", *, allow: Iterable[str] = ()
-    ) -> AgentBuilder:
-        """Check every name and number in the final answer against the run's evidence (assist / guard / rails)."""
-        from agentfootprint.agent import honesty as _honesty
-
-        self._config = _honesty.with_evidence_gate(self._config, posture, allow)
-        return self
-
-    def self_explain(self) -> AgentBuilder:
-        """Give the model bounded trace tools over its previous run, so "why did you say X?" reads the record."""
-        from agentfootprint.agent import honesty as _honesty
-
-        self._config, tools = _honesty.with_self_explain(self._config)
-        return self.tools(tools)
-
-    # -- [/honesty] --------------------------------------------------------------------------------------------
-    def build(self) -> Agent:
-        config = replace(self._config, tools=tuple(self._tools), injections=tuple(self._injections))
-        agent = Agent(config)
-        ensure_context_event_types(agent.events)
-        return agent
 
 
 class Agent:
@@ -227,9 +98,10 @@ class Agent:
         self._last_identity: Identity | None = None
         self._last_events: list[AgentEvent] = []
         self._last_run_input: dict[str, Any] | None = None
-        self._unsubscribe_keeper: Callable[[], None] | None = None
+        self._extension_state: dict[str, dict[str, Any]] = {}
+        self._redactor: Redactor | None = None
         if config.keep_events:
-            self._unsubscribe_keeper = self._events.on("*", self._last_events.append)
+            self._events.on("*", self._last_events.append)
 
     # -- construction ------------------------------------------------------------------------------------------
     @classmethod
@@ -267,8 +139,7 @@ class Agent:
         unknown = [s for s in source_ids if s not in known]
         if unknown:
             raise UnknownSourceError(f"agent has no context source or tool named: {', '.join(map(str, unknown))[:300]}")
-        clone = Agent(self.config.without(set(source_ids)))
-        return clone
+        return Agent(self.config.without(set(source_ids)))
 
     def with_tools(self, *tools: Tool) -> Agent:
         """The same agent with extra tools (e.g. a host's allow-listed frontend tools); listeners carry over."""
@@ -280,6 +151,18 @@ class Agent:
         """Every ablatable source id (facts, steering, instructions, skills, tools) → its kind."""
         return self.config.source_ids()
 
+    @overload
+    def extension(self, name: str) -> Extension | None: ...
+
+    @overload
+    def extension(self, name: type[E]) -> E | None: ...
+
+    def extension(self, name: str | type[E]) -> Extension | E | None:
+        """The extension this agent uses under ``name`` (or the first of that class), or None."""
+        if isinstance(name, str):
+            return self.config.extension(name)
+        return next((e for e in self.config.extensions if isinstance(e, name)), None)
+
     def __repr__(self) -> str:
         return f"<Agent {self.name!r} model={self.config.model!r} tools={len(self.config.tools)}>"
 
@@ -289,8 +172,9 @@ class Agent:
         return self._events.on(type_or_glob, fn)
 
     def _redact_payload(self, payload: dict[str, Any]) -> dict[str, Any]:
-        rc = CURRENT_RUN.get()
-        red = rc.redactor if rc is not None else Redactor(self.config.redaction)
+        """The dispatcher's own redaction: the latest run's redactor (with every secret it learned), else the
+        agent's policy. A run's stages pass their run's redactor with each event."""
+        red = self._redactor or Redactor(self.config.redaction)
         if not red.active:
             return payload
         red.observe("", payload)
@@ -327,9 +211,11 @@ class Agent:
         run_input = normalize_run_input(input, "Agent.run")
         ident = coerce_identity(identity if identity is not None else run_input.extra.get("identity"))
         prior: list[dict[str, Any]] = []
+        carried: dict[str, Any] = {}
         if continue_from is not None:
             conv = load_conversation(continue_from)
             prior = conv.history
+            carried = dict(conv.extensions or {})
             if ident is None and conv.identity:
                 ident = coerce_identity(conv.identity)
         if session_id is not None and (not isinstance(session_id, str) or len(session_id) > 200):
@@ -337,13 +223,13 @@ class Agent:
         self._guard()
         self._in_flight = True
         try:
-            return await self._turn(run_input.message, prior, ident, session_id, seed, redact)
+            return await self._turn(run_input.message, prior, ident, session_id, seed, redact, carried=carried)
         finally:
             self._in_flight = False
 
     def run_sync(self, input: Any, **kwargs: Any) -> RunResult:
         """Blocking twin of :meth:`run`."""
-        return _blocking(self.run(input, **kwargs))
+        return run_sync(self.run(input, **kwargs), "await agent.run(...)")
 
     async def follow_up(
         self,
@@ -363,7 +249,30 @@ class Agent:
         )
 
     def follow_up_sync(self, message: str, **kwargs: Any) -> RunResult:
-        return _blocking(self.follow_up(message, **kwargs))
+        return run_sync(self.follow_up(message, **kwargs), "await agent.follow_up(...)")
+
+    def member_run(
+        self,
+        *,
+        run_id: str,
+        identity: Identity | None,
+        session_id: str | None,
+        seed: int | None,
+        events: EventSink,
+    ) -> AgentRun:
+        """The run this agent serves when a composition mounts it: the composition's run id and caller, events to
+        ``events`` (a composition tees them to its own listeners too). Handed to the mount as its deps."""
+        return AgentRun(
+            self.config,
+            events,
+            run_id,
+            identity=identity,
+            session_id=session_id,
+            seed=seed,
+            redactor=Redactor(self.config.redaction),
+            mounted=True,
+            agent_state=self._extension_state,
+        )
 
     def _context(
         self,
@@ -373,17 +282,22 @@ class Agent:
         redactor: Redactor,
         seed: int | None = None,
         original_input: str | None = None,
-    ) -> RunContext:
-        return RunContext(
-            config=self.config,
-            events=self._events,
-            run_id=run_id,
+        *,
+        carried: dict[str, Any] | None = None,
+        resumed: bool = False,
+    ) -> AgentRun:
+        return AgentRun(
+            self.config,
+            self._events,
+            run_id,
             identity=identity,
             session_id=session_id,
             seed=seed,
             redactor=redactor,
-            cancelled=asyncio.Event(),
             original_input=original_input,
+            agent_state=self._extension_state,
+            continued=carried,
+            resumed=resumed,
         )
 
     async def _turn(
@@ -396,11 +310,12 @@ class Agent:
         redact: RedactionPolicy | None,
         *,
         replay: list[dict[str, Any]] | None = None,
+        carried: dict[str, Any] | None = None,
     ) -> RunResult:
         """One turn: ``prior`` conversation plus ``message``; or, for ``replay``, a stored history as it stands."""
         run_id = uuid.uuid4().hex
         policy = self.config.redaction.union(redact)
-        rc = self._context(run_id, identity, session_id, Redactor(policy), seed, message)
+        run = self._context(run_id, identity, session_id, Redactor(policy), seed, message, carried=carried)
         args = {
             "message": message,
             "history": replay if replay is not None else prior,
@@ -416,32 +331,30 @@ class Agent:
             "session_id": session_id,
             "seed": seed,
         }
-        return await self._execute(rc, policy, lambda: self.chart.run(args=args, redaction=policy, run_id=run_id))
+        return await self._execute(run, lambda: self.chart.run(args=args, redaction=policy, run_id=run_id, deps=run))
 
-    async def _execute(
-        self, rc: RunContext, policy: RedactionPolicy, start: Callable[[], Coroutine[Any, Any, FlowResult]]
-    ) -> RunResult:
+    async def _execute(self, run: AgentRun, start: Callable[[], Coroutine[Any, Any, FlowResult]]) -> RunResult:
         if self.config.keep_events:
             self._last_events.clear()
-        token = CURRENT_RUN.set(rc)
+        self._redactor = run.redactor
         try:
-            self._emit(
-                rc,
+            run.emit(
                 ev.AGENT_TURN_START,
-                lambda: {"agent": self.name, "session_id": rc.session_id, "message": rc.original_input},
+                lambda: {"agent": self.name, "session_id": run.session_id, "message": run.original_input},
             )
+            await run.each("before_run")
             try:
                 flow: FlowResult = await start()
             except BaseException as exc:
                 if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt | SystemExit):
                     raise
-                raise self._crashed(rc, exc) from exc
-            return self._finish(rc, flow)
+                await _tell_error(run, exc)
+                raise self._crashed(run, exc) from exc
+            return await self._finish(run, flow)
         finally:
             await self._events.drain(timeout=5)
-            CURRENT_RUN.reset(token)
-            if self.config.keep_events and rc.redactor.active:
-                self._rescrub_events(rc.redactor)
+            if self.config.keep_events and run.redactor.active:
+                self._rescrub_events(run.redactor)
 
     def _rescrub_events(self, redactor: Redactor) -> None:
         """Kept events are redacted again with everything the run learned (a secret typed before it was known)."""
@@ -449,11 +362,7 @@ class Agent:
             redactor.observe("", event.payload)
         self._last_events[:] = [e.model_copy(update={"payload": redactor.redact(e.payload)}) for e in self._last_events]
 
-    def _emit(self, rc: RunContext, event_type: str, payload: Any) -> None:
-        if self._events.has_listeners(event_type):
-            self._events.emit(event_type, payload, run_id=rc.run_id)
-
-    def _crashed(self, rc: RunContext, exc: BaseException) -> BaseException:
+    def _crashed(self, run: AgentRun, exc: BaseException) -> BaseException:
         raw = getattr(exc, RAW_STATE_ATTR, None)
         if raw is not None:
             delattr(exc, RAW_STATE_ATTR)
@@ -461,93 +370,120 @@ class Agent:
         if isinstance(snapshot, FlowSnapshot):
             self._last_snapshot = snapshot
             self._last_raw = raw
-        self._emit(rc, ev.ERROR_RUN, lambda: {"error_type": type(exc).__name__, "code": getattr(exc, "code", None)})
+        run.emit(ev.ERROR_RUN, lambda: {"error_type": type(exc).__name__, "code": getattr(exc, "code", None)})
         history = list((raw or {}).get("history") or [])
-        checkpoint = ConversationCheckpoint(
-            run_id=rc.run_id,
-            history=history,
-            identity=_identity_dict(rc.identity),
-            last_completed_iteration=rc.last_completed_iteration,
-            original_input=rc.original_input,
-        ).model_dump(mode="json")
+        checkpoint = self._conversation(run, history, run.last_completed_iteration)
         return as_run_checkpoint_error(exc, checkpoint)
 
-    def _finish(self, rc: RunContext, flow: FlowResult) -> RunResult:
+    def _conversation(self, run: AgentRun, history: list[dict[str, Any]], iterations: int) -> dict[str, Any]:
+        """The conversation checkpoint, with what each extension carries across turns."""
+        carried = {}
+        for ext in self.config.hooks.checkpoint:
+            value = ext.checkpoint(run.ctx(ext))
+            if value is not None:
+                carried[ext.name] = json.loads(json.dumps(value))
+        return ConversationCheckpoint(
+            run_id=run.run_id,
+            history=history,
+            identity=_identity_dict(run.identity),
+            last_completed_iteration=iterations,
+            original_input=run.original_input,
+            extensions=carried or None,
+        ).to_json()
+
+    async def _finish(self, run: AgentRun, flow: FlowResult) -> RunResult:
         raw = flow.raw_state()
         self._last_flow = flow
         self._last_raw = raw
         self._last_snapshot = flow.snapshot
-        from agentfootprint.agent import honesty as _honesty
-
-        _honesty.after_run(self.config, rc, flow)  # [honesty] check-in pack, self-explain binding, rails refusal
+        run.final_state = flow.state
+        outcome = RunOutcome(
+            status="paused" if flow.paused else "completed",
+            answer=None if flow.paused else str(raw.get("answer") or ""),
+            flow=flow,
+        )
+        await run.each("after_run", outcome)  # may refuse the answer by raising; the record above stays
+        extensions = {}
+        for ext in self.config.hooks.result:
+            value = ext.result(run.ctx(ext), outcome)
+            if value is not None:
+                extensions[ext.name] = value
         usage = Usage.model_validate(raw.get("usage_total") or {})
         cost = raw.get("cost_total")
         iterations = int(raw.get("iteration") or 0)
         if flow.paused:
-            data = flow.checkpoint["pause_data"] if flow.checkpoint else {}
-            cp = AgentPauseCheckpoint(
-                run_id=flow.run_id,
-                question=data["question"],
-                tool_call_id=data["tool_call_id"],
-                tool_name=data["tool_name"],
-                identity=_identity_dict(rc.identity),
-                session_id=rc.session_id,
-                flow=flow.checkpoint or {},
-            ).model_dump(mode="json")
-            self._pending = {
-                "question": data["question"],
-                "tool_call_id": data["tool_call_id"],
-                "tool_name": data["tool_name"],
-            }
-            self._last_conversation = None
-            question = rc.redactor.redact(data["question"]) if rc.redactor.active else data["question"]
-            self._emit(rc, ev.AGENT_TURN_END, lambda: {"status": "paused", "iterations": iterations})
-            return RunResult(
-                status="paused",
-                run_id=flow.run_id,
-                question=question,
-                checkpoint=cp,
-                session_id=rc.session_id,
-                usage=usage,
-                cost=cost,
-                iterations=iterations,
-            )
+            return self._paused(run, flow, usage, cost, iterations, extensions)
         self._pending = None
         answer = raw.get("answer") or ""
         history = list(raw.get("history") or [])
-        self._last_conversation = ConversationCheckpoint(
-            run_id=flow.run_id,
-            history=[*history, {"role": "assistant", "content": answer}],
-            identity=_identity_dict(rc.identity),
-            last_completed_iteration=iterations,
-            original_input=rc.original_input,
-        ).model_dump(mode="json")
-        self._last_identity = rc.identity
+        self._last_conversation = self._conversation(
+            run, [*history, {"role": "assistant", "content": answer}], iterations
+        )
+        self._last_identity = run.identity
         remember_turn(  # context memory: write the completed turn under the run's identity namespace
             self.config.injections,
-            identity=rc.identity,
+            identity=run.identity,
             run_id=flow.run_id,
             user_message=str(raw.get("user_message") or ""),
             answer=answer,
-            events=self._events,
+            events=run.events,
         )
         stopped = raw.get("stopped_early")
         stopped_model = StoppedEarly.model_validate(stopped) if stopped else None
         served_answer = flow.state.get("answer") if isinstance(flow.state.get("answer"), str) else answer
-        self._emit(
-            rc,
+        run.emit(
             ev.AGENT_TURN_END,
             lambda: {"status": "completed", "answer": answer, "iterations": iterations, "usage": usage.model_dump()},
         )
         return RunResult(
-            answer=answer if not rc.redactor.active else served_answer,
+            answer=answer if not run.redactor.active else served_answer,
             status="completed",
             run_id=flow.run_id,
-            session_id=rc.session_id,
+            session_id=run.session_id,
             usage=usage,
             cost=cost,
             iterations=iterations,
             stopped_early=stopped_model,
+            extensions=extensions,
+        )
+
+    def _paused(
+        self,
+        run: AgentRun,
+        flow: FlowResult,
+        usage: Usage,
+        cost: float | None,
+        iterations: int,
+        extensions: dict[str, Any],
+    ) -> RunResult:
+        data = flow.checkpoint["pause_data"] if flow.checkpoint else {}
+        cp = AgentPauseCheckpoint(
+            run_id=flow.run_id,
+            question=data["question"],
+            tool_call_id=data["tool_call_id"],
+            tool_name=data["tool_name"],
+            identity=_identity_dict(run.identity),
+            session_id=run.session_id,
+            flow=flow.checkpoint or {},
+        ).model_dump(mode="json")
+        self._pending = {
+            "question": data["question"],
+            "tool_call_id": data["tool_call_id"],
+            "tool_name": data["tool_name"],
+        }
+        self._last_conversation = None
+        question = run.redactor.redact(data["question"]) if run.redactor.active else data["question"]
+        run.emit(ev.AGENT_TURN_END, lambda: {"status": "paused", "iterations": iterations})
+        return RunResult(
+            status="paused",
+            run_id=flow.run_id,
+            question=question,
+            checkpoint=cp,
+            session_id=run.session_id,
+            usage=usage,
+            cost=cost,
+            iterations=iterations,
+            extensions=extensions,
         )
 
     # -- pause and resume --------------------------------------------------------------------------------------
@@ -589,14 +525,13 @@ class Agent:
                     for key, value in (ns.get("state") or {}).items():
                         redactor.observe(key, value)
                 redactor.observe("", pause_data)
-            rc = self._context(cp.run_id, ident, session_id or cp.session_id, redactor)
-            result = await self._execute(rc, policy, lambda: self.chart.resume(cp.flow, composite, redaction=policy))
-            return result
+            run = self._context(cp.run_id, ident, session_id or cp.session_id, redactor, resumed=True)
+            return await self._execute(run, lambda: self.chart.resume(cp.flow, composite, redaction=policy, deps=run))
         finally:
             self._in_flight = False
 
     def resume_sync(self, checkpoint: Mapping[str, Any], answer: Any = None, **kwargs: Any) -> RunResult:
-        return _blocking(self.resume(checkpoint, answer, **kwargs))
+        return run_sync(self.resume(checkpoint, answer, **kwargs), "await agent.resume(...)")
 
     async def resume_on_error(
         self,
@@ -616,12 +551,21 @@ class Agent:
         self._guard()
         self._in_flight = True
         try:
-            return await self._turn(message, history[:last_user], ident, session_id, None, None, replay=history)
+            return await self._turn(
+                message,
+                history[:last_user],
+                ident,
+                session_id,
+                None,
+                None,
+                replay=history,
+                carried=dict(conv.extensions or {}),
+            )
         finally:
             self._in_flight = False
 
     def resume_on_error_sync(self, checkpoint: Mapping[str, Any], **kwargs: Any) -> RunResult:
-        return _blocking(self.resume_on_error(checkpoint, **kwargs))
+        return run_sync(self.resume_on_error(checkpoint, **kwargs), "await agent.resume_on_error(...)")
 
     def abandon_pause(self) -> dict[str, Any] | None:
         """Drop the pending question on the record; returns what was dropped (None if nothing was pending)."""
@@ -638,10 +582,18 @@ class Agent:
         return [dict(d) for d in self._abandoned]
 
     # -- typed output ------------------------------------------------------------------------------------------
-    async def run_typed(self, input: Any, *, retries: int | None = None, **kwargs: Any) -> Any:
-        """Run and validate the answer (JSON) against ``output_schema``; errors name the failing paths."""
-        schema = self.config.output_schema
-        if schema is None:
+    @overload
+    async def run_typed(self, input: Any, *, schema: type[T], retries: int | None = None, **kwargs: Any) -> T: ...
+
+    @overload
+    async def run_typed(self, input: Any, *, retries: int | None = None, **kwargs: Any) -> BaseModel: ...
+
+    async def run_typed(
+        self, input: Any, *, schema: type[T] | None = None, retries: int | None = None, **kwargs: Any
+    ) -> BaseModel:
+        """Run and validate the answer (JSON) against ``output_schema`` (or ``schema``); errors name the paths."""
+        model = cast("type[BaseModel] | None", schema or self.config.output_schema)
+        if model is None:
             raise AgentBuildError(f"agent '{self.name}' has no output_schema; add .output_schema(Model)")
         budget = self.config.output_retries if retries is None else retries
         result = await self.run(input, **kwargs)
@@ -651,7 +603,7 @@ class Agent:
                     "run paused before producing an answer; use run() for pausing agents", issues=[]
                 )
             try:
-                return _parse_output(schema, result.answer or "")
+                return _parse_output(model, result.answer or "")
             except OutputSchemaError as err:
                 if budget <= 0:
                     raise
@@ -661,8 +613,10 @@ class Agent:
                     f"Your answer did not match the required JSON schema ({listed}). Reply with JSON only."
                 )
 
-    def run_typed_sync(self, input: Any, **kwargs: Any) -> Any:
-        return _blocking(self.run_typed(input, **kwargs))
+    def run_typed_sync(self, input: Any, **kwargs: Any) -> BaseModel:
+        """Blocking twin of :meth:`run_typed`."""
+        typed: BaseModel = run_sync(self.run_typed(input, **kwargs), "await agent.run_typed(...)")
+        return typed
 
     # -- the record --------------------------------------------------------------------------------------------
     def checkpoint(self) -> dict[str, Any] | None:
@@ -678,6 +632,23 @@ class Agent:
     def last_snapshot(self) -> FlowSnapshot | None:
         """The last run's served (redacted) record: state, commit log, execution tree."""
         return self._last_snapshot
+
+    def last_flow(self) -> FlowResult | None:
+        """The engine's result of the last leg that finished (completed or paused), or None."""
+        return self._last_flow
+
+    def pending(self) -> dict[str, Any] | None:
+        """The question this agent is paused on (``question``, ``tool_call_id``, ``tool_name``), or None."""
+        return dict(self._pending) if self._pending is not None else None
+
+    @property
+    def in_flight(self) -> bool:
+        """True while a turn is running on this instance."""
+        return self._in_flight
+
+    def extension_state(self, name: str) -> dict[str, Any]:
+        """The state extension ``name`` keeps on this agent instance (``RunContext.agent_state``), live."""
+        return self._extension_state.setdefault(name, {})
 
     def last_narrative(self) -> list[NarrativeEntry]:
         snap = self._last_snapshot
@@ -696,54 +667,57 @@ class Agent:
         policy = self.config.redaction
         return {"keys": sorted(policy.keys), "patterns": list(policy.patterns)}
 
-    # -- [honesty] answer honesty: evidence verdict, assessment, check-in pack, explanations -----------------------
-    def unsupported_values(self) -> _honesty.UnsupportedValues | None:
+    # -- answer honesty: thin doors onto the honesty extensions ----------------------------------------------------
+    def _honesty(self) -> _Honesty | None:
+        return cast("_Honesty | None", self.config.extension("honesty"))
+
+    def unsupported_values(self) -> UnsupportedValues | None:
         """The last answer's names/numbers found in no evidence (None when all were grounded or no gate ran)."""
-        from agentfootprint.agent import honesty as _honesty
+        gate = cast("_EvidenceGate | None", self.config.extension("evidence_gate"))
+        return gate.unsupported_values(self) if gate is not None else None
 
-        return _honesty.unsupported_of(self._last_snapshot)
-
-    async def assessment(self, *, output_schema: Any = None) -> _honesty.Assessment | None:
+    async def assessment(self, *, output_schema: Any = None) -> Assessment | None:
         """The last answer's standing folded from its committed record (None: no run, in flight, or refused)."""
-        if self._in_flight:
+        honesty = self._honesty()
+        if self._in_flight or honesty is None:
             return None
-        schema = output_schema if output_schema is not None else self.config.output_schema
-        from agentfootprint.agent import honesty as _honesty
+        return honesty.assessment(self, output_schema if output_schema is not None else self.config.output_schema)
 
-        return _honesty.assessment_of(self._last_snapshot, schema)
-
-    def pending_check_in(self) -> _honesty.CheckInPack | None:
+    def pending_check_in(self) -> CheckInPack | None:
         """The evidence pack of the check-in this agent is paused on (will_do, read, drivers, trail), or None."""
-        flow = self._last_flow
-        if self._pending is None or flow is None or flow.checkpoint is None:
-            return None
-        from agentfootprint.agent import honesty as _honesty
-
-        return _honesty.check_in_pack_of(flow.checkpoint)
+        honesty = self._honesty()
+        return honesty.pending_check_in(self) if honesty is not None else None
 
     def can_explain(self) -> bool:
         """Whether a completed run is on record to answer "why did you say X?" from."""
-        from agentfootprint.agent import honesty as _honesty
+        honesty = self._honesty()
+        return honesty.can_explain(self) if honesty is not None else False
 
-        return _honesty.can_explain(self.config, self._last_snapshot)
-
-    def why(self, question: str | None = None) -> _honesty.Explanation:
+    def why(self, question: str | None = None) -> Explanation:
         """Answer "why did you say X?" about the last answer from its recording only (no model call)."""
-        from agentfootprint.agent import honesty as _honesty
+        return self._require_honesty("why").why(self, question)
 
-        return _honesty.explain_answer(self, question)
-
-    def chat(self) -> _honesty.RecordedChat:
+    def chat(self) -> RecordedChat:
         """A recorded chat on fresh agents built like this one (send, reason, why, rerun_turn, fork)."""
-        config = self.config
-        from agentfootprint.agent import honesty as _honesty
+        return self._require_honesty("chat").chat(self)
 
-        return _honesty.recorded_chat(lambda: Agent(config))
+    def _require_honesty(self, door: str) -> _Honesty:
+        honesty = self._honesty()
+        if honesty is None:
+            raise AgentBuildError(f"{door}() needs the honesty extension, which this agent was built without")
+        return honesty
 
-    # -- [/honesty] ----------------------------------------------------------------------------------------------
+
+async def _tell_error(run: AgentRun, exc: BaseException) -> None:
+    """Every ``on_error`` hook hears of the failure; a hook that raises never masks the run's own error."""
+    for ext in run.config.hooks.on_error:
+        try:
+            await ext.on_error(run.ctx(ext), exc)
+        except Exception:
+            continue
 
 
-def _parse_output(schema: type[BaseModel], text: str) -> Any:
+def _parse_output(schema: type[T], text: str) -> T:
     candidate = text.strip()
     if candidate.startswith("```"):
         candidate = candidate.strip("`")
@@ -762,40 +736,10 @@ def _parse_output(schema: type[BaseModel], text: str) -> Any:
         raise OutputSchemaError(f"answer does not match {schema.__name__}: {listed}", issues=issues) from None
 
 
-def load_conversation(value: Any) -> ConversationCheckpoint:
-    """Validate a stored conversation (untrusted JSON); errors name the field, never the value."""
-    if not isinstance(value, Mapping):
-        raise InvalidConversationError(f"conversation must be a dict, got {type(value).__name__}", field="checkpoint")
-    try:
-        conv = ConversationCheckpoint.model_validate(dict(value))
-    except ValidationError as err:
-        field = validation_field(err)
-        raise InvalidConversationError(f"conversation field '{field[:120]}' is invalid", field=field) from None
-    from agentfootprint.providers import Message
-
-    for i, entry in enumerate(conv.history):
-        try:
-            Message.model_validate(entry)
-        except ValidationError as err:
-            field = f"history.{i}.{validation_field(err)}"
-            raise InvalidConversationError(f"conversation field '{field[:120]}' is invalid", field=field) from None
-    return conv
-
-
-def load_pause_checkpoint(value: Any) -> AgentPauseCheckpoint:
-    if not isinstance(value, Mapping):
-        raise InvalidCheckpointError(f"checkpoint must be a dict, got {type(value).__name__}", field="checkpoint")
-    try:
-        return AgentPauseCheckpoint.model_validate(dict(value))
-    except ValidationError as err:
-        field = validation_field(err)
-        raise InvalidCheckpointError(f"checkpoint field '{field[:120]}' is invalid", field=field) from None
-
-
 def _validate(config: AgentConfig) -> None:
     seen: dict[str, Tool] = {}
     builtin = read_skill_tool(config)
-    all_tools: list[Tool] = [*config.tools, *(t for s in config.skills for t in s.tools)]
+    all_tools: list[Tool] = [*config.all_tools(), *(t for s in config.skills for t in s.tools)]
     if builtin is not None:
         all_tools.append(builtin)
     for t in all_tools:
@@ -808,15 +752,9 @@ def _validate(config: AgentConfig) -> None:
         if inj.id in ids:
             raise AgentBuildError(f"two context injections share the id '{inj.id}'")
         ids.add(inj.id)
-
-
-def _blocking(coro: Coroutine[Any, Any, R]) -> R:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    coro.close()
-    raise RuntimeError("a *_sync method was called inside a running event loop; await the async method instead")
+    names = [e.name for e in config.extensions]
+    if len(set(names)) != len(names):
+        raise AgentBuildError("two extensions share a name; each extension's name must be unique on an agent")
 
 
 __all__ = ["Agent", "AgentBuilder", "load_conversation", "load_pause_checkpoint"]

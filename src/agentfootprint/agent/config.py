@@ -1,21 +1,43 @@
-"""An agent's immutable configuration (what the builder collected), and the per-run context stages read."""
+"""An agent's immutable configuration: what the builder collected, and which extensions hook where."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any, Literal
 
+from agentfootprint.agent.extension import HOOKS, Extension
 from agentfootprint.context import ContextBudget, Injection, WindowPolicy
-from agentfootprint.flow import RedactionPolicy, Redactor
-from agentfootprint.flow._frozen import thaw
-from agentfootprint.identity import Identity
-from agentfootprint.providers import Message, Provider
+from agentfootprint.flow import RedactionPolicy
+from agentfootprint.providers import Provider
 from agentfootprint.tools import PermissionChecker, Tool
 
 READ_SKILL = "read_skill"
+
+
+@dataclass(frozen=True)
+class ExtensionHooks:
+    """Per hook, the extensions that override it, in ``.use()`` order (a hook nobody overrides costs nothing)."""
+
+    provide_tools: tuple[Extension, ...] = ()
+    before_run: tuple[Extension, ...] = ()
+    after_run: tuple[Extension, ...] = ()
+    on_error: tuple[Extension, ...] = ()
+    on_input: tuple[Extension, ...] = ()
+    wrap_model_call: tuple[Extension, ...] = ()
+    wrap_tool_call: tuple[Extension, ...] = ()
+    on_answer: tuple[Extension, ...] = ()
+    result: tuple[Extension, ...] = ()
+    checkpoint: tuple[Extension, ...] = ()
+    restore: tuple[Extension, ...] = ()
+
+    @classmethod
+    def of(cls, extensions: tuple[Extension, ...]) -> ExtensionHooks:
+        hooks: dict[str, tuple[Extension, ...]] = {}
+        for hook in HOOKS:
+            base = getattr(Extension, hook)
+            hooks[hook] = tuple(e for e in extensions if getattr(type(e), hook) is not base)
+        return cls(**hooks)
 
 
 @dataclass(frozen=True)
@@ -43,26 +65,39 @@ class AgentConfig:
     # context engineering (agentfootprint.context.budget): per-slot budgets that warn; a window over turns
     context_budget: ContextBudget | None = None
     window: WindowPolicy | None = None
-    # [honesty] answer honesty (agent/evidence.py, agent/chat.py): the evidence gate's posture, values always
-    # treated as grounded, and the self-explain binding (previous run's served record, for the trace tools)
-    evidence_posture: Literal["assist", "guard", "rails"] | None = None
-    evidence_allow: tuple[str, ...] = ()
-    self_explain: Any = None
-    # [/honesty]
+    # the extension seam: features above the agent (honesty, middleware, tool providers) plug in here
+    extensions: tuple[Extension, ...] = ()
+    ablated: frozenset[str] = frozenset()
+    """Tool names ``without()`` removed: extension tools by these names are not offered either."""
+
+    @cached_property
+    def hooks(self) -> ExtensionHooks:
+        return ExtensionHooks.of(self.extensions)
 
     @property
     def skills(self) -> tuple[Injection, ...]:
         return tuple(i for i in self.injections if i.flavor == "skill")
 
+    def extension_tools(self) -> tuple[Tool, ...]:
+        """Every extension's static tools, minus those ablated."""
+        return tuple(t for e in self.extensions for t in e.tools() if t.name not in self.ablated)
+
+    def all_tools(self) -> tuple[Tool, ...]:
+        """The agent's own tools, then the extensions' static ones."""
+        return (*self.tools, *self.extension_tools())
+
     def source_ids(self) -> dict[str, str]:
         """Every ablatable source id → its kind (injection flavor, or ``tool``)."""
         out: dict[str, str] = {i.id: i.flavor for i in self.injections}
-        for t in self.tools:
+        for t in self.all_tools():
             out.setdefault(t.name, "tool")
         for s in self.skills:
             for t in s.tools:
                 out.setdefault(t.name, "tool")
         return out
+
+    def extension(self, name: str) -> Extension | None:
+        return next((e for e in self.extensions if e.name == name), None)
 
     def without(self, ids: set[str]) -> AgentConfig:
         injections = []
@@ -72,57 +107,12 @@ class AgentConfig:
             if inj.tools and any(t.name in ids for t in inj.tools):
                 inj = replace(inj, tools=tuple(t for t in inj.tools if t.name not in ids))
             injections.append(inj)
-        return replace(self, injections=tuple(injections), tools=tuple(t for t in self.tools if t.name not in ids))
+        return replace(
+            self,
+            injections=tuple(injections),
+            tools=tuple(t for t in self.tools if t.name not in ids),
+            ablated=self.ablated | {t.name for t in self.extension_tools() if t.name in ids},
+        )
 
 
-@dataclass
-class RunContext:
-    """Per-run facts the chart's stages need but that are not state (provider handles, listeners, identity)."""
-
-    config: AgentConfig
-    events: Any
-    run_id: str
-    identity: Identity | None = None
-    session_id: str | None = None
-    seed: int | None = None
-    redactor: Redactor = field(default_factory=lambda: Redactor(RedactionPolicy()))
-    cancelled: asyncio.Event | None = None
-    last_completed_iteration: int = 0
-    budget_warned: bool = False
-    original_input: str | None = None
-    mounted: bool = False
-    _message_caches: dict[str, tuple[list[Any], list[Message]]] = field(default_factory=dict)
-
-    def messages_for(self, history: Sequence[Any], key: str = "") -> list[Message]:
-        """History entries as provider messages; converts only entries added since the last call (linear cost).
-
-        Keyed by the chart namespace (members re-entered by a Loop or run side by side never share a cache);
-        a history that is not an extension of the cached one is converted afresh."""
-        sources, cache = self._message_caches.get(key, ([], []))
-        n = len(sources)
-        if n and (len(history) < n or history[0] is not sources[0] or history[n - 1] is not sources[n - 1]):
-            sources, cache = [], []
-        for entry in history[len(cache) :]:
-            sources.append(entry)
-            cache.append(Message.model_validate(thaw(entry)))
-        self._message_caches[key] = (sources, cache)
-        return list(cache)
-
-
-CURRENT_RUN: ContextVar[RunContext | None] = ContextVar("agentfootprint_agent_run", default=None)
-MEMBER_RUNS: ContextVar[dict[int, RunContext] | None] = ContextVar("agentfootprint_member_runs", default=None)
-
-
-def current_run(config: AgentConfig | None = None) -> RunContext:
-    """The run this agent's stage serves: its own ``run()``, or the composition run it is mounted in."""
-    members = MEMBER_RUNS.get()
-    if config is not None and members is not None:
-        member = members.get(id(config))
-        if member is not None:
-            return member
-    rc = CURRENT_RUN.get()
-    if rc is not None and (config is None or rc.config is config):
-        return rc
-    from agentfootprint.compose.member_run import MemberIdentityError
-
-    raise MemberIdentityError()
+__all__ = ["READ_SKILL", "AgentConfig", "ExtensionHooks"]

@@ -81,6 +81,18 @@ class UnknownSourceError(AgentFootprintError, KeyError):
         return str(self.args[0]) if self.args else self.code
 
 
+class MemberIdentityError(AgentFootprintError, RuntimeError):
+    """An agent's chart is running where no run reaches it (mounted by a foreign executor with no run)."""
+
+    code = "ERR_MEMBER_NO_IDENTITY"
+
+    def __init__(self) -> None:
+        super().__init__(
+            "an agent's chart ran with no run to serve: mount agents through a composition (Sequence, Parallel, "
+            "Conditional, Loop) or call agent.run(); it never runs under its instance's last run"
+        )
+
+
 _COMBINED: dict[type[BaseException], type[BaseException]] = {}
 
 

@@ -38,6 +38,8 @@ class RunResult(BaseModel):
     iterations: int = 0
     stopped_early: StoppedEarly | None = None
     output: Any = None
+    extensions: dict[str, Any] = Field(default_factory=dict)
+    """What each extension added to this result (``Extension.result``), by extension name."""
 
     @property
     def paused(self) -> bool:
@@ -56,6 +58,12 @@ class ConversationCheckpoint(BaseModel):
     identity: dict[str, Any] | None = None
     last_completed_iteration: int = Field(default=0, ge=0)
     original_input: str | None = None
+    extensions: dict[str, Any] | None = None
+    """What extensions carry across turns (``Extension.checkpoint``), by name; absent when none did."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The checkpoint as plain JSON (``extensions`` only when some extension carried something)."""
+        return self.model_dump(mode="json", exclude={"extensions"} if not self.extensions else None)
 
 
 class AgentPauseCheckpoint(BaseModel):

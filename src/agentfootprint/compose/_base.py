@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Coroutine, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
-from agentfootprint.agent import Agent, RunResult
-from agentfootprint.agent.agent import load_pause_checkpoint
-from agentfootprint.agent.config import MEMBER_RUNS, RunContext
-from agentfootprint.agent.models import AgentPauseCheckpoint, StoppedEarly
-from agentfootprint.agent.run_input import normalize_run_input
+from agentfootprint._sync import run_sync
+from agentfootprint.agent import (
+    Agent,
+    AgentPauseCheckpoint,
+    RunResult,
+    StoppedEarly,
+    UnknownSourceError,
+    load_pause_checkpoint,
+    normalize_run_input,
+)
 from agentfootprint.compose._events import TeeEvents, composition_dispatcher
 from agentfootprint.compose.member_run import (
     ParentRunRecord,
@@ -25,13 +29,13 @@ from agentfootprint.compose.member_run import (
     resolve_parent_run,
 )
 from agentfootprint.errors import AgentFootprintError
-from agentfootprint.events import AgentEvent
+from agentfootprint.events import AgentEvent, EventDispatcher
 from agentfootprint.events import types as ev
 from agentfootprint.flow import FlowChart, FlowResult, FlowSnapshot, InvalidCheckpointError, NarrativeEntry, Scope
 from agentfootprint.flow import render_narrative as _render
 from agentfootprint.flow._frozen import thaw
 from agentfootprint.flow.pause import PARALLEL_PAUSE
-from agentfootprint.flow.redaction import RedactionPolicy, Redactor
+from agentfootprint.flow.redaction import RedactionPolicy
 from agentfootprint.identity import Identity, coerce_identity
 
 R = TypeVar("R")
@@ -78,6 +82,42 @@ def mount_output(key: str) -> Callable[[Scope], dict[str, Any]]:
         return {key: sub.get("answer", "")}
 
     return out_map
+
+
+class CompositionRun:
+    """A composition run's dependencies (the engine hands them to its stages and mounts as ``scope.deps``):
+    the outermost run, and one member run per agent, made when the agent's mount is first entered."""
+
+    def __init__(self, record: ParentRunRecord, seed: int | None, events: EventDispatcher) -> None:
+        self.record = record
+        self.seed = seed
+        self.events = events
+        self._members: dict[Agent, Any] = {}
+
+    def member(self, agent: Agent) -> Any:
+        """The run ``agent`` serves inside this composition run (its mount's deps)."""
+        run = self._members.get(agent)
+        if run is None:
+            run = self._members[agent] = agent.member_run(
+                run_id=self.record.run_id,
+                identity=self.record.identity,
+                session_id=self.record.session_id,
+                seed=self.seed,
+                events=TeeEvents(agent.events, self.events),
+            )
+        return run
+
+
+def member_deps(runner: Any) -> Callable[[Any], Any] | None:
+    """A member mount's deps: an agent gets its member run from the composition run; a nested composition
+    shares the run it is mounted in."""
+    if not isinstance(runner, Agent):
+        return None
+
+    def deps(parent: Any) -> Any:
+        return parent.member(runner) if isinstance(parent, CompositionRun) else None
+
+    return deps
 
 
 def seed_stage(scope: Scope) -> None:
@@ -133,8 +173,6 @@ class Composition(ABC):
         known = self.source_ids()
         unknown = [s for s in source_ids if s not in known]
         if unknown:
-            from agentfootprint.agent import UnknownSourceError
-
             raise UnknownSourceError(f"no member has a context source or tool named: {', '.join(unknown)[:300]}")
         members = []
         for name, runner in self.members:
@@ -166,24 +204,6 @@ class Composition(ABC):
             self._events.emit(event_type, payload, run_id=run_id)
 
     # -- running --------------------------------------------------------------------------------------------
-    def _member_contexts(self, record: ParentRunRecord, seed: int | None) -> dict[int, RunContext]:
-        contexts: dict[int, RunContext] = {}
-        for agent in self.agents():
-            if id(agent.config) in contexts:
-                continue
-            contexts[id(agent.config)] = RunContext(
-                config=agent.config,
-                events=TeeEvents(agent.events, self._events),
-                run_id=record.run_id,
-                identity=record.identity,
-                session_id=record.session_id,
-                seed=seed,
-                redactor=Redactor(agent.config.redaction),
-                cancelled=asyncio.Event(),
-                mounted=True,
-            )
-        return contexts
-
     def _policy(self) -> RedactionPolicy:
         policy = RedactionPolicy()
         for agent in self.agents():
@@ -221,10 +241,11 @@ class Composition(ABC):
             return await self._execute(
                 record,
                 seed,
-                lambda: self.chart.run(
+                lambda deps: self.chart.run(
                     args={"message": run_input.message, "run_id": record.run_id},
                     redaction=self._policy(),
                     run_id=record.run_id,
+                    deps=deps,
                 ),
             )
         finally:
@@ -232,16 +253,15 @@ class Composition(ABC):
                 close_parent_run(record)
 
     def run_sync(self, input: Any, **kwargs: Any) -> RunResult:
-        return _blocking(self.run(input, **kwargs))
+        return run_sync(self.run(input, **kwargs), f"await {self.kind.lower()}.run(...)")
 
     async def _execute(
-        self, record: ParentRunRecord, seed: int | None, start: Callable[[], Coroutine[Any, Any, FlowResult]]
+        self, record: ParentRunRecord, seed: int | None, start: Callable[[CompositionRun], Awaitable[FlowResult]]
     ) -> RunResult:
-        token = MEMBER_RUNS.set({**(MEMBER_RUNS.get() or {}), **self._member_contexts(record, seed)})
         self._emit(ev.COMPOSITION_ENTER, {"composition": self.name, "kind": self.kind}, record.run_id)
         try:
             try:
-                flow = await start()
+                flow = await start(CompositionRun(record, seed, self._events))
             except BaseException as exc:
                 snap = getattr(exc, "snapshot", None)
                 if isinstance(snap, FlowSnapshot):
@@ -250,7 +270,6 @@ class Composition(ABC):
                     delattr(exc, "_agentfootprint_raw_state")
                 raise
         finally:
-            MEMBER_RUNS.reset(token)
             await self._events.drain(timeout=5)
         self._last_snapshot = flow.snapshot
         self._emit(ev.COMPOSITION_EXIT, {"composition": self.name, "paused": flow.paused}, record.run_id)
@@ -321,13 +340,13 @@ class Composition(ABC):
         record = open_parent_run(cp.run_id, ident, cp.session_id)
         try:
             return await self._execute(
-                record, None, lambda: self.chart.resume(cp.flow, composite, redaction=self._policy())
+                record, None, lambda deps: self.chart.resume(cp.flow, composite, redaction=self._policy(), deps=deps)
             )
         finally:
             close_parent_run(record)
 
     def resume_sync(self, checkpoint: Mapping[str, Any], answer: Any = None, **kwargs: Any) -> RunResult:
-        return _blocking(self.resume(checkpoint, answer, **kwargs))
+        return run_sync(self.resume(checkpoint, answer, **kwargs), f"await {self.kind.lower()}.resume(...)")
 
     def __repr__(self) -> str:
         return f"<{self.kind} {self.name!r} members={[n for n, _ in self.members]}>"
@@ -364,12 +383,3 @@ def resume_payload(pause_data: Any, answer: Any) -> Any:
             "completed": pause_data.get("completed", []),
         }
     return answer
-
-
-def _blocking(coro: Coroutine[Any, Any, R]) -> R:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    coro.close()
-    raise RuntimeError("a *_sync method was called inside a running event loop; await the async method instead")

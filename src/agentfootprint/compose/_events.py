@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from agentfootprint.events import AgentEvent, EventDispatcher
+from agentfootprint.events import AgentEvent, EventDispatcher, PayloadArg
 from agentfootprint.events import types as ev
 
 COMPOSITION_TYPES = (
@@ -34,11 +35,30 @@ class TeeEvents:
     def has_any_listeners(self) -> bool:
         return any(d.has_any_listeners for d in self._targets)
 
-    def emit(self, event_type: str, payload: Any = None, **meta: Any) -> AgentEvent | None:
+    def emit(
+        self,
+        event_type: str,
+        payload: PayloadArg = None,
+        *,
+        run_id: str | None = None,
+        runtime_stage_id: str | None = None,
+        iteration: int | None = None,
+        timestamp: float | None = None,
+        redact: Callable[[Any], Any] | None = None,
+    ) -> AgentEvent | None:
         last = None
         for d in self._targets:
             if d.has_listeners(event_type):
-                last = d.emit(event_type, payload, **meta) or last
+                event = d.emit(
+                    event_type,
+                    payload,
+                    run_id=run_id,
+                    runtime_stage_id=runtime_stage_id,
+                    iteration=iteration,
+                    timestamp=timestamp,
+                    redact=redact,
+                )
+                last = event or last
         return last
 
     def is_known(self, event_type: str) -> bool:

@@ -9,6 +9,7 @@ from agentfootprint.compose._base import (
     Composition,
     CompositionBuildError,
     check_runner,
+    member_deps,
     member_id,
     mount_input,
     mount_output,
@@ -84,6 +85,7 @@ class Conditional(Composition):
                 runner.chart,
                 input_map=mount_input(lambda p: str(p["input"])),
                 output_map=mount_output("answer"),
+                deps=member_deps(runner),
             )
         return builder.end().build()
 

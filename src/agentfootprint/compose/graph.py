@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from agentfootprint.agent.models import StoppedEarly
-from agentfootprint.compose._base import Composition, CompositionBuildError, member_id, seed_stage
+from agentfootprint.compose._base import Composition, CompositionBuildError, member_deps, member_id, seed_stage
 from agentfootprint.compose._dataflow import (
     INPUT,
     FunctionStep,
@@ -120,6 +120,7 @@ class Graph(Composition):
                     loop_to="route",
                     input_map=member_input(spec, names, present),
                     output_map=member_output(spec.name),
+                    deps=member_deps(spec.runner),
                 )
         return (
             builder.branch(_END_STAGE, "Finish", self._finish, description="Hand over the last node's output")

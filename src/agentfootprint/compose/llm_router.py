@@ -6,7 +6,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentfootprint.agent import Agent
-from agentfootprint.compose._base import Composition, CompositionBuildError, check_runner, member_id, seed_stage
+from agentfootprint.compose._base import (
+    Composition,
+    CompositionBuildError,
+    check_runner,
+    member_deps,
+    member_id,
+    seed_stage,
+)
 from agentfootprint.compose._choice import ModelChoiceError, check_route_id, chooser_agent, parse_choice
 from agentfootprint.events import types as ev
 from agentfootprint.flow import FlowChart, Scope, decide, flow_chart
@@ -73,6 +80,7 @@ class LLMRouter(Composition):
                 name="Choose a route",
                 input_map=lambda p: {"member_message": p["input"]},
                 output_map=lambda s: {"out:choose": s.get("answer", "")},
+                deps=member_deps(self.chooser),
             )
             .then("Read the choice", parse, id="parse", description="Validate the model's JSON choice")
             .decider("Route", route, id="route", description="Go where the model chose")
@@ -84,6 +92,7 @@ class LLMRouter(Composition):
                 runner.chart,
                 input_map=chosen_input,
                 output_map=lambda s: {"answer": s.get("answer", "")},
+                deps=member_deps(runner),
             )
         return builder.end().build()
 

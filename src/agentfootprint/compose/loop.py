@@ -9,6 +9,7 @@ from agentfootprint.compose._base import (
     Composition,
     CompositionBuildError,
     check_runner,
+    member_deps,
     mount_input,
     seed_stage,
 )
@@ -68,7 +69,12 @@ class Loop(Composition):
         return (
             flow_chart(self.name, seed_stage, id="seed", description="Take the loop's input", max_iterations=times + 2)
             .subflow(
-                "body", runner.chart, name=self.members[0][0], input_map=message_of_map(message_of), output_map=out
+                "body",
+                runner.chart,
+                name=self.members[0][0],
+                input_map=message_of_map(message_of),
+                output_map=out,
+                deps=member_deps(runner),
             )
             .then("Count", count, id="count", description="Count the pass and test until()")
             .decider("Check", check, id="check", description="Stop or go again")

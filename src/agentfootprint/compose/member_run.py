@@ -7,8 +7,21 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from agentfootprint.agent.errors import MemberIdentityError
 from agentfootprint.errors import AgentFootprintError
 from agentfootprint.identity import Identity
+
+__all__ = [
+    "MemberIdentityError",
+    "ParentRun",
+    "ParentRunRecord",
+    "ParentRunRefusedError",
+    "ResumeRequestConflictError",
+    "close_parent_run",
+    "open_parent_run",
+    "open_run_for",
+    "resolve_parent_run",
+]
 
 
 class ParentRunRefusedError(AgentFootprintError, PermissionError):
@@ -18,18 +31,6 @@ class ParentRunRefusedError(AgentFootprintError, PermissionError):
 
     def __init__(self, door: str) -> None:
         super().__init__(f"{door}: parent_run is not a live run link; a member never runs under a run it cannot prove")
-
-
-class MemberIdentityError(AgentFootprintError, RuntimeError):
-    """An agent's chart is running where no run reaches it (mounted by a foreign executor with no run)."""
-
-    code = "ERR_MEMBER_NO_IDENTITY"
-
-    def __init__(self) -> None:
-        super().__init__(
-            "an agent's chart ran with no run to serve: mount agents through a composition (Sequence, Parallel, "
-            "Conditional, Loop) or call agent.run(); it never runs under its instance's last run"
-        )
 
 
 class ResumeRequestConflictError(AgentFootprintError, RuntimeError):

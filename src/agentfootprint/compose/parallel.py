@@ -9,6 +9,7 @@ from agentfootprint.compose._base import (
     Composition,
     CompositionBuildError,
     check_runner,
+    member_deps,
     member_id,
     mount_input,
     mount_output,
@@ -56,7 +57,14 @@ class Parallel(Composition):
             key = f"branch:{name}"
             keys.append((name, key))
             children.append(
-                (sid, name, runner.chart, mount_input(lambda p: str(p["input"])), self._branch_out(name, key))
+                (
+                    sid,
+                    name,
+                    runner.chart,
+                    mount_input(lambda p: str(p["input"])),
+                    self._branch_out(name, key),
+                    member_deps(runner),
+                )
             )
 
         merge = self._merge

@@ -9,6 +9,7 @@ from agentfootprint.compose._base import (
     Composition,
     CompositionBuildError,
     check_runner,
+    member_deps,
     member_id,
     mount_input,
     seed_stage,
@@ -54,7 +55,14 @@ class Sequence(Composition):
                 answer = sub.get("answer", "")
                 return {"answer": answer, f"step:{step_key}": answer}
 
-            builder = builder.subflow(sid, runner.chart, name=name, input_map=mount_input(message_of), output_map=out)
+            builder = builder.subflow(
+                sid,
+                runner.chart,
+                name=name,
+                input_map=mount_input(message_of),
+                output_map=out,
+                deps=member_deps(runner),
+            )
         return builder.build()
 
     def _rebuilt(self, members: list[tuple[str, Any]]) -> Sequence:

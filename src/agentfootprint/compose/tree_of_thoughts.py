@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from agentfootprint.compose._base import Composition, CompositionBuildError, check_runner, seed_stage
+from agentfootprint.compose._base import Composition, CompositionBuildError, check_runner, member_deps, seed_stage
 from agentfootprint.compose._choice import ModelChoiceError
 from agentfootprint.flow import FlowChart, FlowChartBuilder, Scope, flow_chart
 from agentfootprint.flow._frozen import thaw
@@ -50,6 +50,7 @@ class TreeOfThoughts(Composition):
                     thinker.chart,
                     self._expand_input(k),
                     _answer_as(f"thought:{level}:{k}"),
+                    member_deps(thinker),
                 )
                 for k in range(1, self._branching + 1)
             ]
@@ -61,6 +62,7 @@ class TreeOfThoughts(Composition):
                     name=f"Judge level {level}",
                     input_map=self._judge_input(level),
                     output_map=_answer_as(f"judged:{level}"),
+                    deps=member_deps(judge),
                 )
             builder = builder.then(f"Keep the best of level {level}", self._prune(level), id=f"prune-{level}")
         return builder.then("Answer", self._answer, id="final", description="The best path's last thought").build()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agentfootprint.compose._base import Composition, CompositionBuildError, member_id, seed_stage
+from agentfootprint.compose._base import Composition, CompositionBuildError, member_deps, member_id, seed_stage
 from agentfootprint.compose._dataflow import (
     INPUT,
     FunctionStep,
@@ -82,6 +82,7 @@ def mount_step(
         name=spec.name,
         input_map=member_input(spec, names, present_only),
         output_map=member_output(spec.name),
+        deps=member_deps(spec.runner),
     )
 
 

@@ -22,7 +22,7 @@ from agentfootprint.context.injection import (
     Trigger,
     check_injection_id,
 )
-from agentfootprint.events import EventDispatcher
+from agentfootprint.events import EventSink
 from agentfootprint.identity import Identity
 
 DEFAULT_MEMORY_HEADER = "Conversation memory (earlier turns, oldest first):"
@@ -282,7 +282,7 @@ def remember_turn(
     run_id: str,
     user_message: str,
     answer: str,
-    events: EventDispatcher | None = None,
+    events: EventSink | None = None,
 ) -> list[dict[str, Any]]:
     """After a completed turn, write it to every memory injection's store; a failing store is reported in the
     returned records (and the ``memory.written`` event) instead of failing the finished turn."""

@@ -3,6 +3,7 @@
 from agentfootprint.events import types
 from agentfootprint.events.dispatcher import (
     EventDispatcher,
+    EventSink,
     InvalidListenerError,
     Listener,
     ListenerError,
@@ -26,6 +27,7 @@ __all__ = [
     "AgentEvent",
     "EventDispatcher",
     "EventMeta",
+    "EventSink",
     "InvalidListenerError",
     "Listener",
     "ListenerError",

@@ -14,7 +14,7 @@ import time
 import typing
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from agentfootprint.errors import AgentFootprintError
 from agentfootprint.events.model import AgentEvent, EventMeta
@@ -22,6 +22,7 @@ from agentfootprint.events.types import EVENT_PREFIX, KNOWN_DOMAINS, KNOWN_EVENT
 
 __all__ = [
     "EventDispatcher",
+    "EventSink",
     "InvalidListenerError",
     "Listener",
     "ListenerError",
@@ -91,6 +92,28 @@ def _safe_text(exc: BaseException) -> str:
     except Exception:
         return ""
     return text if len(text) <= _MAX_TEXT else text[: _MAX_TEXT - 1] + "…"
+
+
+class EventSink(Protocol):
+    """Anything events are emitted through: a dispatcher, a run's redacting view of one, a tee of several."""
+
+    def has_listeners(self, event_type: str) -> bool: ...
+
+    def emit(
+        self,
+        event_type: str,
+        payload: PayloadArg = None,
+        *,
+        run_id: str | None = None,
+        runtime_stage_id: str | None = None,
+        iteration: int | None = None,
+        timestamp: float | None = None,
+        redact: Callable[[Any], Any] | None = None,
+    ) -> AgentEvent | None: ...
+
+    def is_known(self, event_type: str) -> bool: ...
+
+    def register_type(self, event_type: str) -> str: ...
 
 
 class EventDispatcher:
@@ -201,10 +224,12 @@ class EventDispatcher:
         runtime_stage_id: str | None = None,
         iteration: int | None = None,
         timestamp: float | None = None,
+        redact: Callable[[Any], Any] | None = None,
     ) -> AgentEvent | None:
         """Deliver an event; returns it, or None when nobody listens (then nothing is built).
 
-        ``payload`` may be a zero-argument factory, called only when someone listens.
+        ``payload`` may be a zero-argument factory, called only when someone listens. ``redact`` replaces the
+        dispatcher's own redaction for this event (a run passes its run-wide policy).
         """
         if not self._subs:
             return None
@@ -216,7 +241,7 @@ class EventDispatcher:
         full = full_event_type(event_type)
         if full not in self._known:
             raise UnknownEventTypeError(event_type)
-        data = self._payload(full, payload)
+        data = self._payload(full, payload, redact or self.redact)
         if data is None:
             return None
         self._seq += 1
@@ -238,16 +263,16 @@ class EventDispatcher:
                 self._schedule(full, fn, result)
         return event
 
-    def _payload(self, full: str, payload: PayloadArg) -> dict[str, Any] | None:
+    def _payload(self, full: str, payload: PayloadArg, redact: Callable[[Any], Any] | None) -> dict[str, Any] | None:
         try:
             raw = payload() if callable(payload) else payload
             data: Any = dict(raw) if raw is not None else {}
-            if self.redact is not None:
-                data = self.redact(data)
+            if redact is not None:
+                data = redact(data)
                 if not isinstance(data, dict):
                     raise TypeError(f"redact returned {type(data).__name__}, expected dict")
         except Exception as exc:  # fail closed: an event we cannot build (or redact) is not delivered
-            self._record(full, "<payload>" if self.redact is None else "<payload or redact>", exc)
+            self._record(full, "<payload>" if redact is None else "<payload or redact>", exc)
             return None
         return typing.cast(dict[str, Any], data)
 

@@ -7,9 +7,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from agentfootprint._text import summarize_value
 from agentfootprint.errors import AgentFootprintError
 from agentfootprint.flow import Commit, FlowSnapshot
-from agentfootprint.flow._summary import summarize_value
 
 SourceKind = Literal["fact", "steering", "instruction", "skill", "memory", "rag", "tool", "message", "system"]
 HopKind = Literal["answer", "read", "landed", "allowed", "born", "via"]

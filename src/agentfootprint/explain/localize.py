@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import sys
-from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -20,12 +20,17 @@ from agentfootprint.explain.scoring import (
     ranking_confidence,
 )
 
-if TYPE_CHECKING:
-    from agentfootprint.scale.executor import Executor
-
 Verdict = Literal["confirmed", "inconclusive", "not-confirmed"]
 OutcomeChanged = Callable[[str, str], bool]
 Rerun = Callable[[int, Sequence[str]], Awaitable[str]]
+
+
+class RerunExecutor(Protocol):
+    """Runs reruns elsewhere (``agentfootprint.scale`` executors): ``rerunner`` gives ``rerun(seed, ablate)``."""
+
+    def rerunner(self, agent_factory: str, run_input: Mapping[str, Any]) -> Rerun: ...
+
+
 DEFAULT_SIMILARITY_THRESHOLD = 0.8
 PROXY_NOTE = (
     "Scores are proxies (text overlap / similarity) and rank suspects only; only ablation reruns make causal claims."
@@ -168,10 +173,8 @@ async def rerun_answer(agent: Any, seed: int, ignore: Sequence[str] = ()) -> str
     return str(result.answer or "")
 
 
-def _executor_rerun(agent: Any, executor: Executor, agent_factory: str | None) -> Rerun:
-    """Reruns as run specs submitted to ``executor``: the agent is rebuilt from ``agent_factory`` wherever it runs."""
-    from agentfootprint.scale.spec import RunSpec
-
+def _executor_rerun(agent: Any, executor: RerunExecutor, agent_factory: str | None) -> Rerun:
+    """Reruns handed to ``executor``: the agent is rebuilt from ``agent_factory`` wherever it runs."""
     if not isinstance(agent_factory, str) or not agent_factory:
         raise LocalizeError(
             "an executor reruns the agent elsewhere: pass agent_factory='module:function' (a no-argument function "
@@ -180,25 +183,12 @@ def _executor_rerun(agent: Any, executor: Executor, agent_factory: str | None) -
     run_input = agent.last_run_input()
     if run_input is None:
         raise LocalizeError("the agent has no recorded run to rerun; run it first")
-    identity = run_input.get("identity")
-    base = {
-        "agent_factory": agent_factory,
-        "message": run_input["message"],
-        "identity": identity.model_dump(exclude_none=True) if hasattr(identity, "model_dump") else identity,
-        "history": run_input.get("history") or [],
-    }
+    if not callable(getattr(executor, "rerunner", None)):
+        raise LocalizeError("the executor has no rerunner(); derive it from agentfootprint.scale.ExecutorBase")
     try:
-        RunSpec(**base)
-    except ValueError as exc:
-        raise LocalizeError(f"cannot describe the rerun as a RunSpec: {str(exc)[:300]}") from None
-
-    async def rerun(seed: int, ignore: Sequence[str]) -> str:
-        outcome = await executor.submit(RunSpec(**base, ablate=list(ignore), seed=seed))
-        if outcome.error is not None:
-            raise LocalizeError(f"rerun failed on the executor: {outcome.error.type}")
-        return str(outcome.answer or "")
-
-    return rerun
+        return executor.rerunner(agent_factory, run_input)
+    except (AgentFootprintError, ValueError, TypeError) as exc:
+        raise LocalizeError(f"cannot describe the rerun for the executor: {str(exc)[:300]}") from None
 
 
 async def _sample(
@@ -233,7 +223,7 @@ async def localize_context_bug(
     concurrency: int = 4,
     scorer: Scorer | None = None,
     progress: bool | None = None,
-    executor: Executor | None = None,
+    executor: RerunExecutor | None = None,
     agent_factory: str | None = None,
 ) -> LocalizationReport:
     """Rank the ablatable sources behind the last answer; with ``samples > 0`` prove each by ablation reruns.

@@ -3,24 +3,13 @@
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from difflib import SequenceMatcher
 from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
-_TOKEN = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
-_STOP = frozenset(
-    "a an and are as at be been but by can do does for from has have he her his i if in into is it its me my no "
-    "not of on or our she so than that the their them then there these they this to was we were what when which "
-    "who will with you your".split()
-)
-
-
-def content_tokens(text: str) -> list[str]:
-    """Lower-cased word tokens without stop words (digits kept: ids and amounts matter)."""
-    return [t for t in _TOKEN.findall(text.lower()) if t not in _STOP]
+from agentfootprint._text import content_tokens
 
 
 @runtime_checkable

@@ -1,6 +1,5 @@
 """The recorded flowchart engine: stages over shared state, every read, write and decision kept as evidence."""
 
-from agentfootprint.flow._summary import summarize_value
 from agentfootprint.flow.builder import DeciderBuilder, FlowChartBuilder, SelectorBuilder, flow_chart
 from agentfootprint.flow.cancel import CancelToken
 from agentfootprint.flow.causal import CausalEdge, CausalNode, CausalSlice, causal_chain, slice_for_key
@@ -75,5 +74,4 @@ __all__ = [
     "resume_answer",
     "select",
     "slice_for_key",
-    "summarize_value",
 ]

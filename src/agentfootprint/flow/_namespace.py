@@ -12,12 +12,14 @@ MISSING: Any = object()
 
 
 class Namespace:
-    """Frozen values by key, the idx of each key's last writer, and which lists the state owns."""
+    """Frozen values by key, the idx of each key's last writer, which lists the state owns, and the per-run
+    dependencies its stages receive (``Scope.deps``: never recorded, never checkpointed)."""
 
-    __slots__ = ("last_writer", "name", "owned", "state")
+    __slots__ = ("deps", "last_writer", "name", "owned", "state")
 
-    def __init__(self, name: str, state: dict[str, Any] | None = None) -> None:
+    def __init__(self, name: str, state: dict[str, Any] | None = None, deps: Any = None) -> None:
         self.name = name
+        self.deps = deps
         self.state: dict[str, Any] = {k: freeze(v) for k, v in (state or {}).items()}
         self.last_writer: dict[str, int] = {}
         self.owned: set[str] = set()

@@ -113,8 +113,10 @@ class RunState:
         redaction: RedactionPolicy | None,
         cancel: CancelToken | None,
         timeout: float | None,
+        deps: Any = None,
     ) -> None:
         self.chart = chart
+        self.deps = deps
         self.run_id = run_id
         self.args: FrozenDict = freeze(dict(args or {}))
         for key in initial_state or {}:
@@ -123,7 +125,7 @@ class RunState:
         self.log: list[Commit] = []
         self.counter = 0
         self.visits: dict[str, int] = {}
-        self.namespaces: dict[str, Namespace] = {"": Namespace("", self.initial_state)}
+        self.namespaces: dict[str, Namespace] = {"": Namespace("", self.initial_state, deps)}
         self.redactor = Redactor(redaction or RedactionPolicy())
         self.failures: list[RecorderFailure] = []
         self.dispatch = Dispatch(recorders, self.redactor, self.failures)
@@ -618,9 +620,11 @@ async def _run_subflow(
     sub_chart = node.subflow
     sub_name = prefix + node.id
     sub_prefix = sub_name + "/"
+    sub_deps = node.deps_map(ns.deps) if node.deps_map is not None else ns.deps
     if resume:
         enter_rid = resume[0].mount_runtime_stage_id or rs.next_rid(prefix, node.id)
         sub_ns = rs.namespaces.get(sub_name) or Namespace(sub_name)
+        sub_ns.deps = sub_deps
         rs.namespaces[sub_name] = sub_ns
         start = resume[1].node_id
         inner_resume = resume[1:]
@@ -637,7 +641,7 @@ async def _run_subflow(
         except BaseException as exc:
             _fail_record(rs, node, frame, parent_scope, exc, "subflow-enter", parent_rid, control_idx, None)
             raise
-        sub_ns = Namespace(sub_name)
+        sub_ns = Namespace(sub_name, deps=sub_deps)
         rs.namespaces[sub_name] = sub_ns
         commit = rs.record(
             node,
@@ -923,6 +927,7 @@ async def execute(
     recorders: Iterable[Recorder],
     redaction: RedactionPolicy | None,
     run_id: str | None,
+    deps: Any = None,
 ) -> FlowResult:
     if state is not None and not isinstance(state, Mapping):
         raise TypeError(f"state must be a dict, got {type(state).__name__}")
@@ -935,6 +940,7 @@ async def execute(
         redaction=redaction,
         cancel=cancel,
         timeout=timeout,
+        deps=deps,
     )
     return await _execute(rs, chart.root, [])
 
@@ -1030,6 +1036,7 @@ async def execute_resume(
     cancel: CancelToken | None,
     recorders: Iterable[Recorder],
     redaction: RedactionPolicy | None,
+    deps: Any = None,
 ) -> FlowResult:
     cp = load_checkpoint(chart, checkpoint)
     rs = RunState(
@@ -1041,13 +1048,14 @@ async def execute_resume(
         redaction=redaction,
         cancel=cancel,
         timeout=timeout,
+        deps=deps,
     )
     rs.log = list(cp.commit_log)
     rs.counter = cp.counter
     rs.visits = dict(cp.visits)
     rs.namespaces = {}
     for name, nsc in cp.namespaces.items():
-        ns = Namespace(name, nsc.state)
+        ns = Namespace(name, nsc.state, deps if name == "" else None)
         ns.last_writer = dict(nsc.last_writer)
         rs.namespaces[name] = ns
     check_pending_answers(cp.frames, answer)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from agentfootprint.flow.chart import (
@@ -88,8 +88,13 @@ class FlowChartBuilder:
         input_map: InputMap = None,
         output_map: OutputMap = None,
         propagate_break: bool = False,
+        deps: Callable[[Any], Any] | None = None,
     ) -> FlowChartBuilder:
-        """Mount a built chart with its own state namespace; maps say what goes in and what comes back."""
+        """Mount a built chart with its own state namespace; maps say what goes in and what comes back.
+
+        ``deps(parent_deps)`` gives the mounted chart's stages their per-run dependencies (default: the parent's)."""
+        if deps is not None and not callable(deps):
+            raise ChartBuildError(f"subflow '{id}' deps must be a callable of the parent's deps")
         if not isinstance(chart, FlowChart):
             raise ChartBuildError(f"subflow '{id}' needs a built FlowChart, got {type(chart).__name__}")
         node = self._add(
@@ -101,6 +106,7 @@ class FlowChartBuilder:
                 input_map=input_map,
                 output_map=output_map,
                 propagate_break=propagate_break,
+                deps_map=deps,
             )
         )
         self._link(node.id)
@@ -129,13 +135,17 @@ class FlowChartBuilder:
             )
         )
         for child in children:
-            if not isinstance(child, tuple | list) or len(child) not in (3, 5):
+            if not isinstance(child, tuple | list) or len(child) not in (3, 5, 6):
                 raise ChartBuildError(
-                    f"parallel child of '{fork.id}' must be (id, name, fn) or (id, name, chart, input_map, output_map)"
+                    f"parallel child of '{fork.id}' must be (id, name, fn) or "
+                    "(id, name, chart, input_map, output_map[, deps])"
                 )
             cid, cname, cfn = child[0], child[1], child[2]
             if isinstance(cfn, FlowChart):
-                in_map, out_map = (child[3], child[4]) if len(child) == 5 else (None, None)
+                in_map, out_map = (child[3], child[4]) if len(child) >= 5 else (None, None)
+                deps_map = child[5] if len(child) == 6 else None
+                if deps_map is not None and not callable(deps_map):
+                    raise ChartBuildError(f"parallel child '{cid}' deps must be a callable of the parent's deps")
                 self._add(
                     Node(
                         id=_check_id(cid),
@@ -144,6 +154,7 @@ class FlowChartBuilder:
                         subflow=cfn,
                         input_map=in_map,
                         output_map=out_map,
+                        deps_map=deps_map,
                         branch_of=fork.id,
                     )
                 )
@@ -271,8 +282,14 @@ class DeciderBuilder(_BranchList):
         loop_to: str | None = None,
         input_map: InputMap = None,
         output_map: OutputMap = None,
+        deps: Callable[[Any], Any] | None = None,
     ) -> DeciderBuilder:
+        """A branch: a stage function, or a built chart mounted like ``subflow`` (maps and ``deps`` likewise)."""
         node = self._add_branch(id, name, fn, description, input_map, output_map)
+        if deps is not None:
+            if node.kind != "subflow" or not callable(deps):
+                raise ChartBuildError(f"branch '{id}' deps must be a callable, given with a mounted chart")
+            node.deps_map = deps
         node.loop_to = loop_to
         return self
 

@@ -41,6 +41,7 @@ class Node:
     merge: MergeFn | None = None
     fail_fast: bool = False
     subflow: FlowChart | None = None
+    deps_map: Callable[[Any], Any] | None = None
     input_map: Any = None
     output_map: Any = None
     propagate_break: bool = False
@@ -162,8 +163,11 @@ class FlowChart:
         recorders: Iterable[Recorder] = (),
         redaction: RedactionPolicy | None = None,
         run_id: str | None = None,
+        deps: Any = None,
     ) -> FlowResult:
-        """Run the chart from its root over ``state``; raises a failing stage's own exception (with ``.snapshot``)."""
+        """Run the chart from its root over ``state``; raises a failing stage's own exception (with ``.snapshot``).
+
+        ``deps`` are per-run dependencies every stage receives as ``scope.deps`` (never recorded)."""
         from agentfootprint.flow._run import execute
 
         return await execute(
@@ -175,6 +179,7 @@ class FlowChart:
             recorders=recorders,
             redaction=redaction,
             run_id=run_id,
+            deps=deps,
         )
 
     async def resume(
@@ -186,12 +191,20 @@ class FlowChart:
         cancel: CancelToken | None = None,
         recorders: Iterable[Recorder] = (),
         redaction: RedactionPolicy | None = None,
+        deps: Any = None,
     ) -> FlowResult:
         """Continue a paused run: the paused stage re-runs and its ``pause()`` returns ``answer``."""
         from agentfootprint.flow._run import execute_resume
 
         return await execute_resume(
-            self, checkpoint, answer, timeout=timeout, cancel=cancel, recorders=recorders, redaction=redaction
+            self,
+            checkpoint,
+            answer,
+            timeout=timeout,
+            cancel=cancel,
+            recorders=recorders,
+            redaction=redaction,
+            deps=deps,
         )
 
     def run_sync(self, state: Mapping[str, Any] | None = None, **kwargs: Any) -> FlowResult:

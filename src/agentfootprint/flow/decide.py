@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentfootprint.flow._summary import summarize_value
+from agentfootprint._text import summarize_value
 from agentfootprint.flow.redaction import REDACTED
 
 if TYPE_CHECKING:

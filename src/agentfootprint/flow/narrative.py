@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from agentfootprint._text import summarize_value
 from agentfootprint.flow._namespace import MISSING, Namespace
-from agentfootprint.flow._summary import summarize_value
 from agentfootprint.flow.commit import Commit
 
 if TYPE_CHECKING:

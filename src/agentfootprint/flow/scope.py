@@ -189,6 +189,12 @@ class Scope:
             self._break = str(reason)[:500]
 
     @property
+    def deps(self) -> Any:
+        """The per-run dependencies the run was given (``run(deps=...)``; a subflow mount may map them): untracked,
+        never recorded or checkpointed (handles such as clients, listeners, identity)."""
+        return self._ns.deps
+
+    @property
     def runtime_stage_id(self) -> str | None:
         return self._frame.runtime_stage_id if self._frame is not None else None
 

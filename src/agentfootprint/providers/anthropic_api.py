@@ -6,6 +6,7 @@ import os
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
+from agentfootprint.providers._anthropic_cache import anthropic_cache_control
 from agentfootprint.providers._http import HTTPProvider
 from agentfootprint.providers._models import (
     LLMRequest,
@@ -121,8 +122,6 @@ def build_body(
     if stream:
         body["stream"] = True
     if request.cache_markers:
-        from agentfootprint.context.cache import anthropic_cache_control
-
         body = anthropic_cache_control(request.cache_markers, body)
     return body
 

@@ -11,7 +11,14 @@ from agentfootprint.scale.evaluate import (
     evaluate_sync,
     expected_in_answer,
 )
-from agentfootprint.scale.executor import Executor, InProcessExecutor, ProgressFn, run_specs
+from agentfootprint.scale.executor import (
+    Executor,
+    ExecutorBase,
+    InProcessExecutor,
+    ProgressFn,
+    RerunFailedError,
+    run_specs,
+)
 from agentfootprint.scale.ray_executor import RayExecutor
 from agentfootprint.scale.run import build_agent, load_agent_factory, run_spec, run_spec_json
 from agentfootprint.scale.spec import (
@@ -36,12 +43,14 @@ __all__ = [
     "EvaluationReport",
     "EvaluationSummary",
     "Executor",
+    "ExecutorBase",
     "InProcessExecutor",
     "ItemResult",
     "ProgressFn",
     "RayExecutor",
     "RayExecutorError",
     "RayUnavailableError",
+    "RerunFailedError",
     "RunError",
     "RunOutcome",
     "RunSpec",

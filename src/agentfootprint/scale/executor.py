@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import Callable, Sequence
-from typing import Protocol, runtime_checkable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
 
+from pydantic import BaseModel, ValidationError
+
+from agentfootprint.errors import validation_field
 from agentfootprint.scale.run import run_spec, worker_label
 from agentfootprint.scale.spec import RunOutcome, RunSpec, ScaleError, describe_error
 
 ProgressFn = Callable[[int, int, RunOutcome], None]
+Rerun = Callable[[int, Sequence[str]], Awaitable[str]]
+
+
+class RerunFailedError(ScaleError, RuntimeError):
+    """A rerun submitted to an executor came back as an error outcome; names the error type, never its text."""
+
+    code = "ERR_RERUN_FAILED"
 
 
 @runtime_checkable
@@ -18,6 +28,40 @@ class Executor(Protocol):
     """Runs one spec somewhere and returns its outcome; run failures come back as ``error`` outcomes."""
 
     async def submit(self, spec: RunSpec) -> RunOutcome: ...
+
+    def rerunner(self, agent_factory: str, run_input: Mapping[str, Any]) -> Rerun: ...
+
+
+class ExecutorBase:
+    """What every executor shares: ``rerunner`` (the seam explain's reruns use), built on ``submit``."""
+
+    async def submit(self, spec: RunSpec) -> RunOutcome:
+        raise NotImplementedError
+
+    def rerunner(self, agent_factory: str, run_input: Mapping[str, Any]) -> Rerun:
+        """``rerun(seed, ablate) -> answer`` re-running ``run_input`` on agents built by ``agent_factory`` here.
+
+        Refuses (``ScaleError``) at once when the input cannot travel as a ``RunSpec``; a failed rerun raises
+        ``RerunFailedError``."""
+        identity = run_input.get("identity")
+        base = {
+            "agent_factory": agent_factory,
+            "message": run_input.get("message"),
+            "identity": identity.model_dump(exclude_none=True) if isinstance(identity, BaseModel) else identity,
+            "history": run_input.get("history") or [],
+        }
+        try:
+            RunSpec(**base)
+        except ValidationError as err:
+            raise ScaleError(f"the rerun cannot travel as a RunSpec: field '{validation_field(err, 'spec')}'") from None
+
+        async def rerun(seed: int, ablate: Sequence[str]) -> str:
+            outcome = await self.submit(RunSpec(**base, ablate=list(ablate), seed=seed))
+            if outcome.error is not None:
+                raise RerunFailedError(f"rerun failed on the executor: {outcome.error.type}")
+            return str(outcome.answer or "")
+
+        return rerun
 
 
 async def run_specs(
@@ -49,7 +93,7 @@ async def run_specs(
     return list(await asyncio.gather(*(one(s) for s in specs)))
 
 
-class InProcessExecutor:
+class InProcessExecutor(ExecutorBase):
     """Runs specs in this process on the running event loop, at most ``concurrency`` at a time."""
 
     def __init__(self, concurrency: int = 8) -> None:

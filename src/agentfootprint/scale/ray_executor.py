@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from agentfootprint.scale.executor import ProgressFn, run_specs
+from agentfootprint.scale.executor import ExecutorBase, ProgressFn, run_specs
 from agentfootprint.scale.run import run_spec_json, worker_label
 from agentfootprint.scale.spec import (
     RayExecutorError,
@@ -34,7 +34,7 @@ def _ray_task(spec_json: str) -> str:
     return run_spec_json(spec_json)
 
 
-class RayExecutor:
+class RayExecutor(ExecutorBase):
     """Runs each spec as a Ray task: a new local Ray (``address=None``) or a running cluster (``"auto"``, ``"ray://…"``).
 
     If Ray is already initialized in this process, that connection is used as is; ``init_kwargs`` go to ``ray.init``."""

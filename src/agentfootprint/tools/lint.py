@@ -10,8 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from agentfootprint._text import content_tokens
 from agentfootprint.errors import AgentFootprintError
-from agentfootprint.explain.scoring import content_tokens
 from agentfootprint.tools.tool import Tool
 
 Severity = Literal["error", "warning", "info"]

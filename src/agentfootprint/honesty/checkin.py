@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from agentfootprint._text import one_line
 from agentfootprint.explain.backtrack import BacktrackError, backtrack
 from agentfootprint.explain.scoring import LexicalScorer
 from agentfootprint.flow import FlowResult, FlowSnapshot
@@ -66,17 +67,11 @@ class CheckInPack(BaseModel):
     note: str = DRIVERS_NOTE
 
 
-def cut(text: str, limit: int) -> str:
-    """``text`` on one line, cut to ``limit`` characters with an ellipsis."""
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
 def _args_summary(args: Mapping[str, Any]) -> str:
     parts = []
     for key, value in list(args.items())[:20]:
         shown = json.dumps(value, ensure_ascii=False, default=str)
-        parts.append(f"{key}={cut(shown, 60)}")
+        parts.append(f"{key}={one_line(shown, 60)}")
     return ", ".join(parts) if parts else "no arguments"
 
 
@@ -104,7 +99,7 @@ def _description(snapshot: FlowSnapshot, tool_name: str) -> str:
 
 
 def _trail(snapshot: FlowSnapshot, tool_name: str, args: Mapping[str, Any], asked_at: str | None) -> list[TrailStep]:
-    steps = [TrailStep(iteration=0, what=f"asked: {cut(str(snapshot.state.get('user_message', '')), 120)}")]
+    steps = [TrailStep(iteration=0, what=f"asked: {one_line(str(snapshot.state.get('user_message', '')), 120)}")]
     for record in snapshot.state.get("tool_results") or ():
         if not isinstance(record, Mapping):
             continue
@@ -115,7 +110,7 @@ def _trail(snapshot: FlowSnapshot, tool_name: str, args: Mapping[str, Any], aske
         steps.append(
             TrailStep(
                 iteration=record.get("iteration"),
-                what=f"ran {record.get('name')}({args_text}) → {outcome}: {cut(str(record.get('content', '')), 80)}",
+                what=f"ran {record.get('name')}({args_text}) → {outcome}: {one_line(record.get('content', ''), 80)}",
             )
         )
     where = f" at {asked_at}" if asked_at else ""
@@ -132,7 +127,7 @@ def build_check_in_pack(snapshot: FlowSnapshot, tool_name: str, tool_call_id: st
     description = _description(snapshot, tool_name)
     will_do = f"Run tool '{tool_name}' with {_args_summary(args)}"
     if description:
-        will_do += f" — {cut(description, 160)}"
+        will_do += f" — {one_line(description, 160)}"
     read: list[ReadItem] = []
     drivers: list[Driver] = []
     decided_at: str | None = None
@@ -146,7 +141,8 @@ def build_check_in_pack(snapshot: FlowSnapshot, tool_name: str, tool_call_id: st
             s for s in bt.sources if s.slot != "tools" and not (s.kind == "message" and s.id.startswith("assistant"))
         ]
         read = [
-            ReadItem(kind=s.kind, id=s.id, slot=s.slot, excerpt=cut(s.text, _EXCERPT)) for s in consumed[:_MAX_READ]
+            ReadItem(kind=s.kind, id=s.id, slot=s.slot, excerpt=one_line(s.text, _EXCERPT))
+            for s in consumed[:_MAX_READ]
         ]
         call_text = " ".join([tool_name.replace("_", " "), *(str(v) for v in args.values())])
         response_text = ""
@@ -158,7 +154,7 @@ def build_check_in_pack(snapshot: FlowSnapshot, tool_name: str, tool_call_id: st
         scored = [p for p in scored if p[1] > 0]
         scored.sort(key=lambda p: (-p[1], p[0].position))
         drivers = [
-            Driver(kind=s.kind, id=s.id, score=score, rank=i + 1, excerpt=cut(s.text, _EXCERPT))
+            Driver(kind=s.kind, id=s.id, score=score, rank=i + 1, excerpt=one_line(s.text, _EXCERPT))
             for i, (s, score) in enumerate(scored[:_MAX_DRIVERS])
         ]
     return CheckInPack(

@@ -9,8 +9,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from agentfootprint.agent.evidence import verdict_of
 from agentfootprint.flow import FlowSnapshot
+from agentfootprint.honesty.evidence import verdict_of
 
 Standing = Literal["known", "consistent", "not-sure", "ask", "not-assessed"]
 ReasonCode = Literal[

@@ -5,28 +5,22 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from agentfootprint.agent.checkin import cut
+from agentfootprint._text import one_line
 from agentfootprint.explain.backtrack import Backtrack, BacktrackError, backtrack
 from agentfootprint.explain.scoring import LexicalScorer, answer_similarity
 from agentfootprint.flow import FlowSnapshot
-from agentfootprint.flow._summary import summarize_value
 
 if TYPE_CHECKING:
-    from agentfootprint.agent.agent import Agent
-    from agentfootprint.agent.models import RunResult
-    from agentfootprint.tools import Tool
+    from agentfootprint.agent import Agent, RunResult
 
 EXPLAIN_NOTE = "Ranked by text overlap with the claim (a proxy, from the recording, no model call); not a causal claim."
-NO_RUN = "No completed run is available yet, so there is nothing recorded to explain."
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
 _QUOTED = re.compile(r"[\"“”'‘’«»]([^\"“”'‘’«»]{2,400})[\"“”'‘’«»]")
-_MAX_TOOL_OUTPUT = 4000
 SIMILARITY_THRESHOLD = 0.8
 
 
@@ -88,18 +82,18 @@ def explain_answer(record: Any, question: str | None = None, *, top: int = 3) ->
             id=s.id,
             score=score,
             rank=i + 1,
-            excerpt=cut(s.text, 160),
+            excerpt=one_line(s.text, 160),
             born=next((h.detail for h in s.hops if h.kind == "born"), None),
         )
         for i, (s, score) in enumerate(scored[: max(1, top)])
     ]
     if sources:
-        lines = [f"I said “{cut(claim, 200)}” on the strength of what I had read:"]
+        lines = [f"I said “{one_line(claim, 200)}” on the strength of what I had read:"]
         lines += [f"{s.rank}. {s.kind} '{s.id}' — “{s.excerpt}” (overlap {s.score:.2f})" for s in sources]
         lines.append("These are ranked by text overlap; rerunning without a source is what tests cause.")
         text = "\n".join(lines)
     else:
-        text = f"Nothing I read overlaps “{cut(claim, 200)}”: the recording does not show where it came from."
+        text = f"Nothing I read overlaps “{one_line(claim, 200)}”: the recording does not show where it came from."
     return Explanation(
         question=question,
         claim=claim,
@@ -290,161 +284,18 @@ def recorded_chat(make_agent: Callable[[], Agent]) -> RecordedChat:
     return RecordedChat(make_agent)
 
 
-# -- self-explain: bounded trace tools over the previous run's served record ------------------------------------
-
-
-class SelfExplainBinding:
-    """Holds the last completed run's served (redacted) record per agent config, for the trace tools."""
-
-    def __init__(self, keep: int = 32) -> None:
-        self._keep = keep
-        self._snapshots: OrderedDict[int, FlowSnapshot] = OrderedDict()
-
-    def capture(self, config: Any, snapshot: FlowSnapshot) -> None:
-        self._snapshots[id(config)] = snapshot
-        self._snapshots.move_to_end(id(config))
-        while len(self._snapshots) > self._keep:
-            self._snapshots.popitem(last=False)
-
-    def snapshot_for(self, config: Any) -> FlowSnapshot | None:
-        return self._snapshots.get(id(config))
-
-
-def _current_snapshot(binding: SelfExplainBinding) -> FlowSnapshot | None:
-    from agentfootprint.agent.config import CURRENT_RUN
-
-    rc = CURRENT_RUN.get()
-    return binding.snapshot_for(rc.config) if rc is not None else None
-
-
-def _bounded(text: str) -> str:
-    return text if len(text) <= _MAX_TOOL_OUTPUT else text[: _MAX_TOOL_OUTPUT - 1] + "…"
-
-
-def _trace_tool(
-    binding: SelfExplainBinding,
-    name: str,
-    description: str,
-    props: dict[str, Any],
-    answer: Callable[[FlowSnapshot, dict[str, Any]], str],
-) -> Tool:
-    from agentfootprint.tools import define_tool
-
-    def run(args: dict[str, Any]) -> str:
-        snap = _current_snapshot(binding)
-        if snap is None:
-            return NO_RUN
-        try:
-            return _bounded(answer(snap, args))
-        except BacktrackError as exc:
-            return f"Nothing to read: {exc}"
-
-    return define_tool(
-        name=name,
-        description=description,
-        input_schema={
-            "type": "object",
-            "properties": props,
-            "required": list(props),
-            "additionalProperties": False,
-        },
-        execute=run,
-    )
-
-
-def _list_stages(snap: FlowSnapshot, args: dict[str, Any]) -> str:
-    rows = [f"{c.runtime_stage_id} ({c.stage_name or c.stage_id})" for c in snap.commit_log[:200]]
-    more = f"\n… {len(snap.commit_log) - 200} more" if len(snap.commit_log) > 200 else ""
-    return "\n".join(rows) + more
-
-
-def _read_commit(snap: FlowSnapshot, args: dict[str, Any]) -> str:
-    commit = snap.commit(str(args.get("runtime_stage_id", ""))[:200])
-    if commit is None:
-        return "No such step in the previous run; list the stages first."
-    reads = ", ".join(sorted(commit.reads)[:40]) or "nothing"
-    writes = [f"  {w.verb} {w.path} = {summarize_value(w.value, 160)}" for w in commit.writes[:40]]
-    return "\n".join([f"{commit.runtime_stage_id} ({commit.stage_name}) read: {reads}", "wrote:", *writes])
-
-
-def _who_wrote(snap: FlowSnapshot, args: dict[str, Any]) -> str:
-    key = str(args.get("key", ""))[:200]
-    rows = [
-        f"{c.runtime_stage_id}: {w.verb} {summarize_value(w.value, 120)}"
-        for c in snap.commit_log
-        if c.applied
-        for w in c.writes
-        if w.path == key
-    ]
-    return "\n".join(rows[-40:]) if rows else f"No step wrote '{key}' in the previous run."
-
-
-def _backtrack(snap: FlowSnapshot, args: dict[str, Any]) -> str:
-    return str(backtrack(snap))
-
-
-def _why(snap: FlowSnapshot, args: dict[str, Any]) -> str:
-    return explain_answer(snap, str(args.get("question", ""))[:2000] or None).text
-
-
-def self_explain_tools(binding: SelfExplainBinding) -> list[Tool]:
-    """The bounded trace tools: list stages, read a commit, who wrote a key, backtrack, why (previous run only)."""
-    string = {"type": "string"}
-    return [
-        _trace_tool(binding, "trace_list_stages", "List the steps of your previous run, in order.", {}, _list_stages),
-        _trace_tool(
-            binding,
-            "trace_read_commit",
-            "Read what one step of your previous run read and wrote.",
-            {"runtime_stage_id": {**string, "description": "A step id from trace_list_stages."}},
-            _read_commit,
-        ),
-        _trace_tool(
-            binding,
-            "trace_who_wrote",
-            "Find which steps of your previous run wrote a state key.",
-            {"key": {**string, "description": "The state key, e.g. answer or history."}},
-            _who_wrote,
-        ),
-        _trace_tool(
-            binding,
-            "trace_backtrack",
-            "Show every piece of context that reached your previous answer, and how it got there.",
-            {},
-            _backtrack,
-        ),
-        _trace_tool(
-            binding,
-            "trace_why",
-            "Explain from the recording why your previous answer said something.",
-            {"question": {**string, "description": "The why-question, quoting the words asked about."}},
-            _why,
-        ),
-    ]
-
-
-SELF_EXPLAIN_PROMPT = (
-    "When asked why you said something earlier, call trace_why (or the other trace_ tools) and answer from the "
-    "recording; if the tools say no completed run is available, say so plainly."
-)
-
-
 def explanation_json(explanation: Explanation) -> str:
     """An explanation as stable JSON (sorted keys) for storing beside the recording."""
     return json.dumps(explanation.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
 
 
 __all__ = [
-    "NO_RUN",
-    "SELF_EXPLAIN_PROMPT",
     "ChatTurn",
     "ExplainedSource",
     "Explanation",
     "RecordedChat",
-    "SelfExplainBinding",
     "TurnRerun",
     "explain_answer",
     "explanation_json",
     "recorded_chat",
-    "self_explain_tools",
 ]

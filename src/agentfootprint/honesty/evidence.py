@@ -16,8 +16,8 @@ from agentfootprint.flow._frozen import thaw
 from agentfootprint.flow.redaction import REDACTED, Redactor
 
 if TYPE_CHECKING:
-    from agentfootprint.agent.config import AgentConfig, RunContext
-    from agentfootprint.flow import FlowResult, FlowSnapshot, Scope
+    from agentfootprint.agent import RunContext
+    from agentfootprint.flow import FlowSnapshot
 
 Posture = Literal["assist", "guard", "rails"]
 ValueKind = Literal["number", "amount", "date", "id", "name"]
@@ -343,35 +343,38 @@ _READ_KEYS = (
 )
 
 
-async def evidence_gate(scope: Scope, config: AgentConfig, rc: RunContext, answer: str) -> str:
-    """The final stage's hook: check ``answer``, record the verdict, re-ask once (guard) or refuse (rails)."""
-    posture = config.evidence_posture
-    if posture is None:
-        return answer
-    state = {key: thaw(scope.get(key)) for key in _READ_KEYS}
-    evidence = evidence_from_state(state, config.evidence_allow)
+async def evidence_gate(ctx: RunContext, posture: Posture, allow: Sequence[str], answer: str) -> str:
+    """The final answer checked against the run's evidence: record the verdict, re-ask once (guard) or refuse
+    (rails: the answer becomes empty and ``after_run`` raises)."""
+    turn = ctx.turn
+    assert turn is not None, "the evidence gate runs in the final stage"
+    state = {key: thaw(turn.scope.get(key)) for key in _READ_KEYS}
+    evidence = evidence_from_state(state, allow)
     checked, missing = check_answer(answer or "", evidence)
-    missing = mask_secrets(answer or "", missing, rc.redactor)
+    missing = mask_secrets(answer or "", missing, ctx.redactor)
     verdict = UnsupportedValues(posture=posture, checked=checked, values=missing, initial=missing)
     if missing and posture == "guard":
-        answer, verdict = await _ask_to_correct(scope, config, rc, answer, evidence, verdict)
+        answer, verdict = await _ask_to_correct(ctx, answer, evidence, verdict)
     if missing and posture == "rails":
         verdict = verdict.model_copy(update={"refused": True})
         answer = ""
-    scope[STATE_KEY] = verdict.model_dump(mode="json")
+    ctx.record(STATE_KEY, verdict.model_dump(mode="json"))
     return answer
 
 
 async def _ask_to_correct(
-    scope: Scope, config: AgentConfig, rc: RunContext, answer: str, evidence: Evidence, verdict: UnsupportedValues
+    ctx: RunContext, answer: str, evidence: Evidence, verdict: UnsupportedValues
 ) -> tuple[str, UnsupportedValues]:
-    from agentfootprint.providers import LLMRequest, Message, Usage
+    from agentfootprint.providers import LLMRequest, Message
 
+    turn = ctx.turn
+    assert turn is not None
     prompt = correction_prompt(verdict.values)
-    injected = [Message(role=m["role"], content=m["content"]) for m in thaw(scope.get("message_slot") or [])]
-    conversation = rc.messages_for(scope.get("history") or [], scope.namespace)
+    injected = [Message(role=m["role"], content=m["content"]) for m in thaw(turn.message_slot)]
+    conversation = [Message.model_validate(thaw(m)) for m in turn.history]
+    config = ctx.config
     request = LLMRequest(
-        system_prompt=str(scope.get("system_prompt") or ""),
+        system_prompt=turn.system_prompt,
         messages=[
             *injected,
             *conversation,
@@ -380,27 +383,25 @@ async def _ask_to_correct(
         ],
         tools=[],
         model=config.model,
-        seed=rc.seed,
+        seed=ctx.seed,
         temperature=config.temperature,
         max_tokens=config.max_tokens,
     )
-    response = await config.provider.complete(request)
+    response = await ctx.call_model(request)
     revised_answer = response.content or answer
-    total = scope.get("usage_total") or {}
-    usage = Usage(input_tokens=int(total.get("input_tokens", 0)), output_tokens=int(total.get("output_tokens", 0))) + (
-        response.usage
-    )
-    scope["usage_total"] = usage.model_dump()
     checked, still = check_answer(revised_answer, evidence)
-    still = mask_secrets(revised_answer, still, rc.redactor)
-    scope[REVISION_KEY] = {
-        "asked": prompt,
-        "original": answer,
-        "content": response.content,
-        "model": response.model,
-        "usage": response.usage.model_dump(),
-        "unsupported_after": [v.model_dump(mode="json") for v in still],
-    }
+    still = mask_secrets(revised_answer, still, ctx.redactor)
+    ctx.record(
+        REVISION_KEY,
+        {
+            "asked": prompt,
+            "original": answer,
+            "content": response.content,
+            "model": response.model,
+            "usage": response.usage.model_dump(),
+            "unsupported_after": [v.model_dump(mode="json") for v in still],
+        },
+    )
     update = {"checked": max(verdict.checked, checked), "values": still, "asked_to_correct": True}
     return revised_answer, verdict.model_copy(update={**update, "revised": bool(still)})
 
@@ -437,20 +438,6 @@ def refusal_of(state: Mapping[str, Any], scrub: Any = None) -> UnsupportedValues
     )
 
 
-def after_run(config: AgentConfig, rc: RunContext, flow: FlowResult) -> None:
-    """``Agent._finish``'s hook: attach a check-in pack, bind self-explain evidence, raise a ``rails`` refusal."""
-    from agentfootprint.agent.checkin import attach_check_in_pack
-
-    if flow.paused:
-        attach_check_in_pack(flow)
-        return
-    refusal = refusal_of(flow.state, rc.redactor.scrub_text if rc.redactor.active else None)
-    if refusal is not None:
-        raise refusal
-    if config.self_explain is not None:
-        config.self_explain.capture(config, flow.snapshot)
-
-
 __all__ = [
     "POSTURES",
     "Evidence",
@@ -460,7 +447,6 @@ __all__ = [
     "UnsupportedValues",
     "UnsupportedValuesError",
     "ValueKind",
-    "after_run",
     "check_answer",
     "correction_prompt",
     "evidence_from_state",

@@ -1,0 +1,209 @@
+"""One run's dependencies, carried explicitly by the engine (``scope.deps``): config, events, identity, hooks."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from agentfootprint.agent.errors import MemberIdentityError
+from agentfootprint.agent.extension import (
+    CallModel,
+    CallTool,
+    Extension,
+    RunContext,
+    ToolCallRequest,
+)
+from agentfootprint.events import AgentEvent, EventSink, PayloadArg
+from agentfootprint.flow import RedactionPolicy, Redactor, Scope
+from agentfootprint.flow._frozen import thaw
+from agentfootprint.identity import Identity
+from agentfootprint.providers import LLMRequest, LLMResponse, Message
+from agentfootprint.tools import Tool, ToolOutcome
+
+if TYPE_CHECKING:
+    from agentfootprint.agent.config import AgentConfig
+    from agentfootprint.agent.turn import Turn
+
+
+class RunEvents:
+    """The run's view of its event sink: every event is redacted with the run's policy (not only the agent's)."""
+
+    __slots__ = ("_redact", "_sink")
+
+    def __init__(self, sink: EventSink, redactor: Redactor) -> None:
+        self._sink = sink
+        self._redact: Callable[[Any], Any] | None = _redacting(redactor) if redactor.active else None
+
+    def has_listeners(self, event_type: str) -> bool:
+        return self._sink.has_listeners(event_type)
+
+    def emit(
+        self,
+        event_type: str,
+        payload: PayloadArg = None,
+        *,
+        run_id: str | None = None,
+        runtime_stage_id: str | None = None,
+        iteration: int | None = None,
+        timestamp: float | None = None,
+        redact: Callable[[Any], Any] | None = None,
+    ) -> AgentEvent | None:
+        return self._sink.emit(
+            event_type,
+            payload,
+            run_id=run_id,
+            runtime_stage_id=runtime_stage_id,
+            iteration=iteration,
+            timestamp=timestamp,
+            redact=redact or self._redact,
+        )
+
+    def is_known(self, event_type: str) -> bool:
+        return self._sink.is_known(event_type)
+
+    def register_type(self, event_type: str) -> str:
+        return self._sink.register_type(event_type)
+
+
+def _redacting(redactor: Redactor) -> Callable[[Any], Any]:
+    def redact(payload: Any) -> Any:
+        redactor.observe("", payload)
+        return redactor.redact(payload)
+
+    return redact
+
+
+class AgentRun:
+    """Per-run dependencies of an agent's chart: not state (never recorded), handed to every stage explicitly."""
+
+    def __init__(
+        self,
+        config: AgentConfig,
+        events: EventSink,
+        run_id: str,
+        *,
+        identity: Identity | None = None,
+        session_id: str | None = None,
+        seed: int | None = None,
+        redactor: Redactor | None = None,
+        original_input: str | None = None,
+        mounted: bool = False,
+        agent_state: dict[str, dict[str, Any]] | None = None,
+        continued: dict[str, Any] | None = None,
+        resumed: bool = False,
+    ) -> None:
+        self.config = config
+        self.run_id = run_id
+        self.identity = identity
+        self.session_id = session_id
+        self.seed = seed
+        self.redactor = redactor if redactor is not None else Redactor(RedactionPolicy())
+        self.events = RunEvents(events, self.redactor)
+        self.original_input = original_input
+        self.mounted = mounted
+        self.resumed = resumed
+        self.cancelled = asyncio.Event()
+        self.last_completed_iteration = 0
+        self.budget_warned = False
+        self.agent_state: dict[str, dict[str, Any]] = agent_state if agent_state is not None else {}
+        self.ext_state: dict[str, dict[str, Any]] = {}
+        self.continued: dict[str, Any] = dict(continued or {})
+        """Extension data a continued conversation carried, by extension name (for ``restore``)."""
+        self.final_state: dict[str, Any] = {}
+        self.provided: dict[str, dict[str, Tool]] = {}
+        """Tools extensions provided for the current iteration, by chart namespace."""
+        self._message_caches: dict[str, tuple[list[Any], list[Message]]] = {}
+
+    @staticmethod
+    def of(scope: Scope, config: AgentConfig) -> AgentRun:
+        """The run ``config``'s chart serves, as the engine handed it; refused when none reaches the stage."""
+        run = scope.deps
+        if not isinstance(run, AgentRun) or run.config is not config:
+            raise MemberIdentityError()
+        return run
+
+    # -- events -----------------------------------------------------------------------------------------------
+    def emit(
+        self, event_type: str, payload: Any, *, runtime_stage_id: str | None = None, iteration: int | None = None
+    ) -> None:
+        if self.events.has_listeners(event_type):
+            self.events.emit(
+                event_type, payload, run_id=self.run_id, runtime_stage_id=runtime_stage_id, iteration=iteration
+            )
+
+    # -- extensions -------------------------------------------------------------------------------------------
+    def ctx(self, ext: Extension, turn: Turn | None = None) -> RunContext:
+        return RunContext(self, ext, turn)
+
+    def model_chain(self, innermost: CallModel, turn: Turn | None = None) -> CallModel:
+        """``innermost`` wrapped by every extension's ``wrap_model_call`` (the first one used is outermost)."""
+        call = innermost
+        for ext in reversed(self.config.hooks.wrap_model_call):
+            call = _wrap_model(ext, self.ctx(ext, turn), call)
+        return call
+
+    def tool_chain(self, innermost: CallTool, turn: Turn | None = None) -> CallTool:
+        """``innermost`` wrapped by every extension's ``wrap_tool_call``; a raising hook is named, not hidden."""
+        call = innermost
+        for ext in reversed(self.config.hooks.wrap_tool_call):
+            call = _wrap_tool(ext, self.ctx(ext, turn), call)
+        return call
+
+    async def call_model(self, request: LLMRequest) -> LLMResponse:
+        """A model call through the extensions' chain, without streaming (what hooks use to ask again)."""
+        return await self.model_chain(self.config.provider.complete)(request)
+
+    async def each(self, hook: str, *args: Any, turn: Turn | None = None) -> None:
+        """Await ``hook(ctx, *args)`` on every extension that overrides it, in ``.use()`` order."""
+        for ext in getattr(self.config.hooks, hook):
+            await getattr(ext, hook)(self.ctx(ext, turn), *args)
+
+    # -- conversation -----------------------------------------------------------------------------------------
+    def messages_for(self, history: Sequence[Any], key: str = "") -> list[Message]:
+        """History entries as provider messages; converts only entries added since the last call (linear cost).
+
+        Keyed by the chart namespace (members re-entered by a Loop or run side by side never share a cache);
+        a history that is not an extension of the cached one is converted afresh."""
+        sources, cache = self._message_caches.get(key, ([], []))
+        n = len(sources)
+        if n and (len(history) < n or history[0] is not sources[0] or history[n - 1] is not sources[n - 1]):
+            sources, cache = [], []
+        for entry in history[len(cache) :]:
+            sources.append(entry)
+            cache.append(Message.model_validate(thaw(entry)))
+        self._message_caches[key] = (sources, cache)
+        return list(cache)
+
+
+class ToolHookError(Exception):
+    """A ``wrap_tool_call`` hook raised: the call fails closed and the record names the extension."""
+
+    def __init__(self, extension: str, error: BaseException) -> None:
+        super().__init__(f"extension '{extension}' failed around a tool call: {type(error).__name__}")
+        self.extension = extension
+        self.error = error
+
+
+def _wrap_model(ext: Extension, ctx: RunContext, call_next: CallModel) -> CallModel:
+    async def call(request: LLMRequest) -> LLMResponse:
+        return await ext.wrap_model_call(ctx, request, call_next)
+
+    return call
+
+
+def _wrap_tool(ext: Extension, ctx: RunContext, call_next: CallTool) -> CallTool:
+    async def call(request: ToolCallRequest) -> ToolOutcome:
+        try:
+            return await ext.wrap_tool_call(ctx, request, call_next)
+        except ToolHookError:
+            raise
+        except Exception as exc:
+            raise ToolHookError(ext.name, exc) from exc
+
+    return call
+
+
+Stage = Callable[[Scope], Awaitable[None] | None]
+
+__all__ = ["AgentRun", "RunEvents", "Stage", "ToolHookError"]

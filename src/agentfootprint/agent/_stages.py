@@ -1,0 +1,462 @@
+"""The ReAct loop's stages: seed, injection engine, the three slots, the model call, the route and the final answer.
+
+Each stage receives its run explicitly (``scope.deps`` is the ``AgentRun``) and reads and writes the turn state
+through the typed ``Turn``. The tool-calls stage lives in ``_tool_calls``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from agentfootprint.agent._run import AgentRun
+from agentfootprint.agent.config import READ_SKILL, AgentConfig
+from agentfootprint.agent.extension import InputRefusedError
+from agentfootprint.agent.turn import ModelCallRecord, ModelReply, ToolCallRecord, Turn, UsageTotal
+from agentfootprint.context import InjectionContext, ToolReturn, evaluate_injections, remember_turn
+from agentfootprint.context.budget import (
+    CONTEXT_BUDGET_PRESSURE,
+    CONTEXT_EVICTED,
+    apply_window,
+    check_budget,
+    ensure_context_event_types,
+    slot_breakdown,
+)
+from agentfootprint.context.cache import compute_cache_markers
+from agentfootprint.events import types as ev
+from agentfootprint.flow import DecisionResult, Scope, decide
+from agentfootprint.flow._frozen import thaw
+from agentfootprint.providers import LLMRequest, LLMResponse, Message, ProviderResponseError, ToolSpec, Usage
+from agentfootprint.tools import Tool, define_tool
+
+_MAX_ARGS_DEPTH = 64
+
+
+def emit(run: AgentRun, scope: Scope, event_type: str, payload: Any, iteration: int | None = None) -> None:
+    """Emit a stage event stamped with the stage's runtime id (nothing is built when nobody listens)."""
+    run.emit(event_type, payload, runtime_stage_id=scope.runtime_stage_id, iteration=iteration)
+
+
+def emit_context(run: AgentRun, scope: Scope, event_type: str, payload: Any, iteration: int) -> None:
+    """Emit a context event type that may not be registered on this dispatcher yet (registers it first)."""
+    ensure_context_event_types(run.events)
+    emit(run, scope, event_type, payload, iteration)
+
+
+def read_skill_tool(config: AgentConfig) -> Tool | None:
+    """The built-in ``read_skill`` tool, offered whenever the agent has skills."""
+    skills = config.skills
+    if not skills:
+        return None
+    catalog = "; ".join(f"{s.id}: {s.description}" for s in skills)
+
+    def never_called(args: dict[str, Any]) -> str:  # the loop handles read_skill itself
+        return ""
+
+    return define_tool(
+        name=READ_SKILL,
+        description=f"Activate a skill to get its instructions and tools. Available skills — {catalog}",
+        input_schema={
+            "type": "object",
+            "properties": {"id": {"type": "string", "enum": [s.id for s in skills]}},
+            "required": ["id"],
+            "additionalProperties": False,
+        },
+        execute=never_called,
+    )
+
+
+class Catalog:
+    """The tools an agent can offer, computed once per chart: by name, which are skill-scoped, which always on."""
+
+    def __init__(self, config: AgentConfig) -> None:
+        by_name: dict[str, Tool] = {t.name: t for t in config.all_tools()}
+        for skill in config.skills:
+            for t in skill.tools:
+                by_name.setdefault(t.name, t)
+        skill_tool = read_skill_tool(config)
+        if skill_tool is not None:
+            by_name[READ_SKILL] = skill_tool
+        self.by_name = by_name
+        self.skill_ids = {s.id for s in config.skills}
+        self.scoped = {t.name for s in config.skills if s.scope_tools for t in s.tools}
+        self.base = [t for t in by_name.values() if t.name not in self.scoped]
+
+
+class Stages:
+    """The loop's stages for one agent config (closures over nothing: every run arrives through ``scope.deps``)."""
+
+    def __init__(self, config: AgentConfig) -> None:
+        self.config = config
+        self.catalog = Catalog(config)
+        self.cache_policies = {i.id: i.cache for i in config.injections}
+        rules: list[dict[str, Any]] = [
+            {
+                "when": {"pending_tool_calls": {"gt": 0}, "iteration": {"lt": config.max_iterations}},
+                "then": "tool-calls",
+                "label": "Model asked for tools",
+            },
+        ]
+        if config.cost_budget is not None and config.cost_action == "halt":
+            rules.insert(
+                0, {"when": {"budget_exceeded": {"eq": True}}, "then": "final", "label": "Cost budget exceeded"}
+            )
+        self.rules = rules
+
+    def run_of(self, scope: Scope) -> AgentRun:
+        return AgentRun.of(scope, self.config)
+
+    # -- seed -------------------------------------------------------------------------------------------------
+    async def seed(self, scope: Scope) -> None:
+        run = self.run_of(scope)
+        turn = Turn(scope)
+        if run.mounted:  # a composition member: the message comes from the mount, the run from the composition
+            await run.each("before_run")
+            message = await self._let_in(run, turn, turn.member_message)
+            turn.run = {
+                "run_id": run.run_id,
+                "agent": self.config.name,
+                "session_id": run.session_id,
+                "identity": run.identity.model_dump(exclude_none=True) if run.identity else None,
+                "member": True,
+            }
+            turn.user_message = message
+            turn.history = [{"role": "user", "content": message}]
+        else:
+            args = scope.args
+            for ext in self.config.hooks.restore:
+                if ext.name in run.continued:
+                    await ext.restore(run.ctx(ext, turn), run.continued[ext.name])
+            message = await self._let_in(run, turn, args["message"])
+            turn.run = {
+                "run_id": args["run_id"],
+                "agent": self.config.name,
+                "session_id": args.get("session_id"),
+                "identity": args.get("identity"),
+            }
+            turn.user_message = message
+            if args.get("history_complete"):
+                turn.history = list(args["history"])
+            else:
+                turn.history = [*args.get("history", ()), {"role": "user", "content": message}]
+        turn.iteration = 0
+        turn.activated_skills = []
+        turn.last_tool_results = []
+        turn.usage_total = {"input_tokens": 0, "output_tokens": 0}
+
+    async def _let_in(self, run: AgentRun, turn: Turn, message: str) -> str:
+        """The message through every ``on_input`` hook (each may rewrite it or refuse it by raising)."""
+        for ext in self.config.hooks.on_input:
+            message = await ext.on_input(run.ctx(ext, turn), message)
+            if not isinstance(message, str) or not message.strip():
+                raise InputRefusedError(f"extension '{ext.name}' let no message through", extension=ext.name)
+        return message
+
+    # -- injection engine and slots ---------------------------------------------------------------------------
+    def injection_engine(self, scope: Scope) -> None:
+        run = self.run_of(scope)
+        turn = Turn(scope)
+        iteration = turn.iteration + 1
+        turn.iteration = iteration
+        run.last_completed_iteration = iteration - 1
+        returns = tuple(
+            ToolReturn(name=r["name"], call_id=r["call_id"], content=r["content"], is_error=r["is_error"])
+            for r in turn.last_tool_results
+        )
+        ctx = InjectionContext(
+            user_message=turn.user_message,
+            iteration=iteration,
+            last_tool_results=returns,
+            activated_skills=tuple(turn.activated_skills),
+            identity=run.identity,
+            run_id=run.run_id,
+        )
+        previous = {
+            r["source_id"]: r["since_iteration"] for r in (*turn.system_prompt_injections, *turn.message_injections)
+        }
+        result = evaluate_injections(self.config.injections, ctx, self.config.system_prompt, previous)
+        turn.system_prompt_injections = result["system_prompt"]
+        turn.message_injections = result["messages"]
+        turn.tool_injections = result["tools"]
+        turn.context_evaluated = result["summary"]
+        emit(run, scope, ev.AGENT_ITERATION_START, {"iteration": iteration}, iteration)
+        emit(run, scope, ev.CONTEXT_EVALUATED, lambda: dict(result["summary"]), iteration)
+        if run.events.has_listeners(ev.CONTEXT_INJECTED):
+            for slot in ("system_prompt", "messages"):
+                for record in result[slot]:
+                    emit(run, scope, ev.CONTEXT_INJECTED, {**record, "slot": slot}, iteration)
+
+    def system_prompt_slot(self, scope: Scope) -> None:
+        turn = Turn(scope)
+        turn.system_prompt = "\n\n".join(r["text"] for r in turn.system_prompt_injections)
+
+    def messages_slot(self, scope: Scope) -> None:
+        turn = Turn(scope)
+        turn.message_slot = [
+            {"role": r["role"], "content": r["text"], "source_id": r["source_id"]} for r in turn.message_injections
+        ]
+
+    async def tools_slot(self, scope: Scope) -> None:
+        turn = Turn(scope)
+        catalog = self.catalog
+        active_skill_tools = {r["tool"] for r in turn.tool_injections}
+        offered = [*catalog.base] + [
+            catalog.by_name[n] for n in sorted(active_skill_tools) if n in catalog.by_name and n in catalog.scoped
+        ]
+        if self.config.hooks.provide_tools:
+            offered += await self._provided(self.run_of(scope), turn)
+        specs: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        for t in offered:
+            if t.name not in seen:
+                seen.add(t.name)
+                specs.append(t.to_spec())
+        turn.tool_specs = specs
+
+    async def _provided(self, run: AgentRun, turn: Turn) -> list[Tool]:
+        """This iteration's extension-provided tools (a name the agent already has is not offered twice)."""
+        provided: dict[str, Tool] = {}
+        for ext in self.config.hooks.provide_tools:
+            for t in await ext.provide_tools(run.ctx(ext, turn)):
+                if not isinstance(t, Tool):
+                    raise TypeError(f"extension '{ext.name}' provided {type(t).__name__}, not a Tool")
+                if t.name not in self.catalog.by_name and t.name not in self.config.ablated:
+                    provided.setdefault(t.name, t)
+        run.provided[turn.scope.namespace] = provided
+        return list(provided.values())
+
+    # -- the model call ---------------------------------------------------------------------------------------
+    def _request(self, run: AgentRun, scope: Scope, turn: Turn) -> tuple[LLMRequest, list[Message]]:
+        """The request this iteration sends, with the context pipeline applied (window, cache markers, budgets)."""
+        config = self.config
+        iteration = turn.iteration
+        injected = turn.message_slot
+        messages = [Message(role=m["role"], content=m["content"]) for m in injected]
+        conversation = run.messages_for(turn.history, scope.namespace)
+        if config.window is not None:  # drops oldest turns from view, never from history
+            conversation, dropped = apply_window(conversation, config.window)
+            if dropped:
+                turn.window_dropped = dropped
+                emit_context(run, scope, CONTEXT_EVICTED, {"slot": "messages", "dropped": dropped}, iteration)
+        messages.extend(conversation)
+        specs = turn.tool_specs
+        system_records = turn.system_prompt_injections
+        markers = compute_cache_markers(system_records, injected, self.cache_policies)
+        if markers:
+            turn.cache_markers = markers
+        if config.context_budget is not None:
+            breakdown = slot_breakdown(system_records, messages[: len(injected)], injected, conversation, specs)
+            pressure = check_budget(config.context_budget, breakdown)
+            if pressure:
+                turn.budget_pressure = pressure
+                for p in pressure:
+                    emit_context(run, scope, CONTEXT_BUDGET_PRESSURE, {**p, "iteration": iteration}, iteration)
+        request = LLMRequest(
+            system_prompt=turn.system_prompt,
+            messages=messages,
+            tools=[ToolSpec.model_validate(thaw(s)) for s in specs],
+            model=config.model,
+            seed=run.seed,
+            temperature=config.temperature,
+            max_tokens=config.max_tokens,
+            cache_markers=[
+                m
+                for m in markers
+                if m.get("slot") == "system_prompt" or int(m.get("message_index", 1 << 30)) < len(injected)
+            ],
+        )
+        return request, messages
+
+    async def call_llm(self, scope: Scope) -> None:
+        from agentfootprint.agent._model_call import call_provider
+
+        run = self.run_of(scope)
+        turn = Turn(scope)
+        iteration = turn.iteration
+        request, messages = self._request(run, scope, turn)
+        names = [t.name for t in request.tools]
+        record: ModelCallRecord = {
+            "iteration": iteration,
+            "model": self.config.model,
+            "seed": run.seed,
+            "message_count": len(messages),
+            "tools": names,
+        }
+        turn.llm_call = record
+        emit(
+            run,
+            scope,
+            ev.STREAM_LLM_START,
+            lambda: {
+                "model": self.config.model,
+                "iteration": iteration,
+                "message_count": len(messages),
+                "tools": names,
+            },
+            iteration,
+        )
+
+        async def innermost(req: LLMRequest) -> LLMResponse:
+            return await call_provider(run, scope, req, iteration)
+
+        try:
+            try:
+                response = await run.model_chain(innermost, turn)(request)
+            except RecursionError:
+                raise ProviderResponseError(
+                    "the model's response is nested too deeply to process", provider=self.config.provider.name
+                ) from None
+        except Exception as exc:
+            emit(
+                run,
+                scope,
+                ev.ERROR_PROVIDER,
+                {"error_type": type(exc).__name__, "code": getattr(exc, "code", None), "message": str(exc)[:300]},
+                iteration,
+            )
+            raise
+        self._take_response(run, scope, turn, response)
+
+    def _take_response(self, run: AgentRun, scope: Scope, turn: Turn, response: LLMResponse) -> None:
+        """Record the reply, its usage and cost (a crossed budget either halts the loop or warns once)."""
+        iteration = turn.iteration
+        calls = [_safe_call(c) for c in response.tool_calls]
+        reply: ModelReply = {
+            "content": response.content,
+            "tool_calls": calls,
+            "finish_reason": response.finish_reason,
+            "model": response.model,
+            "usage": response.usage.model_dump(),
+            "attempts": [a.model_dump() for a in response.attempts],
+        }
+        if response.reasoning:
+            reply["reasoning"] = [block.model_dump(exclude_none=True) for block in response.reasoning]
+        turn.last_response = reply
+        turn.pending_tool_calls = len(calls)
+        total = turn.usage_total
+        usage = Usage(**total) + response.usage
+        turn.usage_total = cast(UsageTotal, usage.model_dump())
+        cost = _cost(self.config, response)
+        if cost is not None:
+            spent = float(turn.cost_total) + cost
+            turn.cost_total = round(spent, 10)
+            budget = self.config.cost_budget
+            if budget is not None and spent > budget:
+                if self.config.cost_action == "halt":
+                    turn.budget_exceeded = True
+                elif not run.budget_warned:
+                    run.budget_warned = True
+                    emit(run, scope, ev.COST_BUDGET_WARNING, {"spent": spent, "budget": budget}, iteration)
+        emit(
+            run,
+            scope,
+            ev.STREAM_LLM_END,
+            lambda: {
+                "content": response.content,
+                "tool_calls": calls,
+                "usage": response.usage.model_dump(),
+                "finish_reason": response.finish_reason,
+            },
+            iteration,
+        )
+        emit(
+            run,
+            scope,
+            ev.COST_USAGE,
+            lambda: {"usage": response.usage.model_dump(), "total": usage.model_dump(), "cost": cost},
+            iteration,
+        )
+
+    # -- route and final --------------------------------------------------------------------------------------
+    def route(self, scope: Scope) -> DecisionResult:
+        decision = decide(scope, self.rules, "final")
+        run = self.run_of(scope)
+        iteration = scope["iteration"]
+        emit(
+            run,
+            scope,
+            ev.AGENT_ROUTE_DECIDED,
+            lambda: {
+                "chosen": decision.branch,
+                "pending_tool_calls": scope["pending_tool_calls"],
+                "reason": next((r.label for r in decision.evidence.rules if r.matched), "no tool calls"),
+            },
+            iteration,
+        )
+        return decision
+
+    async def final(self, scope: Scope) -> None:
+        run = self.run_of(scope)
+        turn = Turn(scope)
+        response = turn.last_response
+        iteration = turn.iteration
+        pending = turn.pending_tool_calls
+        answer = response["content"]
+        for ext in self.config.hooks.on_answer:
+            answer = await ext.on_answer(run.ctx(ext, turn), answer)
+            if not isinstance(answer, str):
+                raise TypeError(f"extension '{ext.name}' on_answer returned {type(answer).__name__}, not a str")
+        stopped: dict[str, Any] | None = None
+        if self.config.cost_budget is not None and turn.budget_exceeded:
+            stopped = {"reason": "cost-budget", "iteration": iteration, "pending_tool_calls": pending}
+        elif pending > 0:
+            stopped = {"reason": "max-iterations", "iteration": iteration, "pending_tool_calls": pending}
+        if stopped is not None:
+            stopped["answer_was_empty"] = not answer
+        turn.answer = answer
+        scope["stopped_early"] = stopped
+        run.last_completed_iteration = iteration
+        if run.mounted:  # a composition member has no turn end of its own: write its turn to memory here
+            remember_turn(
+                self.config.injections,
+                identity=run.identity,
+                run_id=run.run_id,
+                user_message=turn.user_message,
+                answer=answer,
+                events=run.events,
+            )
+        emit(run, scope, ev.AGENT_ITERATION_END, {"iteration": iteration, "tool_calls": 0}, iteration)
+
+
+def _depth_exceeds(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests deeper than ``limit`` (iterative: hostile input cannot blow the stack)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend((v, depth + 1) for v in item)
+    return False
+
+
+def _safe_call(call: Any) -> ToolCallRecord:
+    """A model's tool call as plain data; arguments nested beyond reason become an arguments error, not a crash."""
+    if _depth_exceeds(call.args, _MAX_ARGS_DEPTH):
+        return {
+            "id": call.id,
+            "name": call.name,
+            "args": {},
+            "args_error": f"arguments are nested more than {_MAX_ARGS_DEPTH} levels deep",
+        }
+    data: ToolCallRecord = call.model_dump(exclude_none=True)
+    return data
+
+
+def _cost(config: AgentConfig, response: LLMResponse) -> float | None:
+    if not config.pricing:
+        return None
+    price = (
+        config.pricing.get(response.model or config.model)
+        or config.pricing.get(config.model)
+        or config.pricing.get("*")
+    )
+    if price is None:
+        return None
+    return (
+        response.usage.input_tokens * price.get("input", 0.0) + response.usage.output_tokens * price.get("output", 0.0)
+    ) / 1000.0
+
+
+__all__ = ["Catalog", "Stages", "emit", "emit_context", "read_skill_tool"]

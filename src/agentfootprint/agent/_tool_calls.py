@@ -1,0 +1,335 @@
+"""The tool-calls stage: run every call the model asked for, in order, through the extensions' tool chain.
+
+A call that needs a person (``ask_human``, a check-in) pauses the run; on resume the calls already done are
+replayed from the pause data, the paused one gets its answer, and the rest run.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from agentfootprint.agent._run import AgentRun, ToolHookError
+from agentfootprint.agent._stages import Catalog, emit
+from agentfootprint.agent.config import READ_SKILL, AgentConfig
+from agentfootprint.agent.errors import PolicyHaltError
+from agentfootprint.agent.extension import ToolCallRequest
+from agentfootprint.agent.turn import HistoryEntry, ToolCallRecord, ToolResultRecord, ToolReturn, Turn
+from agentfootprint.events import types as ev
+from agentfootprint.flow import Scope, pause, resume_answer
+from agentfootprint.flow._frozen import thaw
+from agentfootprint.tools import ToolContext, ToolOutcome, execute_tool
+
+ERR_TOOL_HOOK = "ERR_TOOL_HOOK"
+TWIN_THRESHOLD = 0.8
+_APPROVALS = ("yes", "y", "approve", "approved", "allow", "ok")
+
+
+@dataclass
+class _Batch:
+    """What one iteration's calls produced so far: tool messages, result records, returns, activated skills."""
+
+    messages: list[HistoryEntry]
+    records: list[ToolResultRecord] = field(default_factory=list)
+    returns: list[ToolReturn] = field(default_factory=list)
+    activated: list[str] = field(default_factory=list)
+
+    def add(self, message: HistoryEntry, record: ToolResultRecord, returned: ToolReturn) -> None:
+        self.messages.append(message)
+        self.records.append(record)
+        self.returns.append(returned)
+
+    def completed(self) -> list[dict[str, Any]]:
+        """The calls done before a pause, as pause data (replayed on resume, never run twice)."""
+        return [
+            {"message": m, "record": r, "return": t}
+            for m, r, t in zip(self.messages[1:], self.records, self.returns, strict=True)
+        ]
+
+
+@dataclass(frozen=True)
+class _Result:
+    content: str
+    is_error: bool
+    code: str | None
+    extra: dict[str, Any]
+
+
+class ToolCalls:
+    """The stage, built once per agent config; each run arrives through ``scope.deps``."""
+
+    def __init__(self, config: AgentConfig, catalog: Catalog) -> None:
+        self.config = config
+        self.catalog = catalog
+
+    async def __call__(self, scope: Scope) -> None:
+        run = AgentRun.of(scope, self.config)
+        turn = Turn(scope)
+        iteration = turn.iteration
+        response = turn.last_response
+        calls = response["tool_calls"]
+        resuming, answer = resume_answer()
+        completed: list[dict[str, Any]] = list(answer.get("completed", ())) if resuming else []
+        asked: HistoryEntry = {"role": "assistant", "content": response["content"], "tool_calls": thaw(calls)}
+        if response.get("reasoning"):
+            asked["reasoning"] = thaw(response["reasoning"])
+        batch = _Batch(messages=[asked], activated=list(turn.activated_skills))
+        offered = {spec["name"] for spec in turn.tool_specs}
+        for index, call in enumerate(calls):
+            if index < len(completed):
+                self._replay(batch, call, completed[index])
+                continue
+            if resuming and index == len(completed):
+                resuming = False
+                result = await self._answer_pause(run, scope, turn, call, answer)
+            else:
+                result = await self._dispatch(run, scope, turn, call, offered, batch)
+            self._record(run, scope, batch, call, result, iteration)
+        turn.append(Turn.history, *batch.messages)
+        turn.append(Turn.tool_results, *batch.records)
+        turn.last_tool_results = batch.returns
+        margins = tool_choice_margins(calls, turn.tool_specs)
+        if margins:
+            turn.append(Turn.tool_choice_margins, *[{**m, "iteration": iteration} for m in margins])
+        if batch.activated != list(turn.activated_skills):
+            turn.activated_skills = list(dict.fromkeys(batch.activated))
+        emit(run, scope, ev.AGENT_ITERATION_END, {"iteration": iteration, "tool_calls": len(calls)}, iteration)
+
+    @staticmethod
+    def _replay(batch: _Batch, call: ToolCallRecord, done: dict[str, Any]) -> None:
+        batch.add(done["message"], done["record"], done["return"])
+        if done["record"]["name"] == READ_SKILL and not done["record"]["is_error"]:
+            batch.activated.append(thaw(call.get("args", {})).get("id"))
+
+    # -- one call ---------------------------------------------------------------------------------------------
+    async def _dispatch(
+        self, run: AgentRun, scope: Scope, turn: Turn, call: ToolCallRecord, offered: set[str], batch: _Batch
+    ) -> _Result:
+        call_id, name, args = call["id"], call["name"], thaw(call.get("args", {}))
+        iteration = turn.iteration
+        emit(
+            run,
+            scope,
+            ev.STREAM_TOOL_START,
+            lambda: {"tool_call_id": call_id, "name": name, "args": thaw(call.get("args", {}))},
+            iteration,
+        )
+        if name == READ_SKILL and READ_SKILL in self.catalog.by_name:
+            result = self._read_skill(args, batch.activated)
+            if not result.is_error:
+                emit(run, scope, ev.SKILL_ACTIVATED, {"skill_id": args.get("id")}, iteration)
+            return result
+        tool = self.catalog.by_name.get(name) or run.provided.get(scope.namespace, {}).get(name)
+        request = ToolCallRequest(tool_call_id=call_id, name=name, args=args, tool=tool if name in offered else None)
+
+        async def innermost(req: ToolCallRequest) -> ToolOutcome:
+            return await execute_tool(
+                req.tool,
+                req.name,
+                req.args,
+                self._tool_context(run, req, iteration),
+                available=sorted(offered),
+                permission=self.config.permission,
+                max_result_chars=self.config.max_result_chars,
+                args_error=call.get("args_error"),
+            )
+
+        outcome = await self._through_chain(run, scope, turn, request, innermost)
+        if outcome.halted:
+            emit(run, scope, ev.PERMISSION_HALT, {"tool": name, "tool_call_id": call_id}, iteration)
+            raise PolicyHaltError(outcome.content)
+        if outcome.paused or outcome.needs_check_in:
+            self._pause(run, scope, call, outcome, batch, iteration)
+        result = _Result(
+            outcome.content,
+            outcome.is_error,
+            outcome.error_code,
+            {"truncated": outcome.truncated, "elapsed_ms": round(outcome.elapsed_ms, 3)},
+        )
+        if result.is_error:
+            emit(run, scope, ev.ERROR_TOOL, {"tool_call_id": call_id, "name": name, "code": result.code}, iteration)
+        return result
+
+    async def _through_chain(
+        self, run: AgentRun, scope: Scope, turn: Turn, request: ToolCallRequest, innermost: Any
+    ) -> ToolOutcome:
+        """The call through every ``wrap_tool_call``; a raising hook fails closed with an error result."""
+        if not self.config.hooks.wrap_tool_call:
+            outcome: ToolOutcome = await innermost(request)
+            return outcome
+        try:
+            return await run.tool_chain(innermost, turn)(request)
+        except ToolHookError as err:
+            return ToolOutcome(
+                content=f"Error: tool call refused: extension '{err.extension}' failed ({type(err.error).__name__})",
+                is_error=True,
+                error_code=ERR_TOOL_HOOK,
+            )
+
+    def _pause(
+        self, run: AgentRun, scope: Scope, call: ToolCallRecord, outcome: ToolOutcome, batch: _Batch, iteration: int
+    ) -> None:
+        """Pause the run to ask a person (the question, or consent to run the tool with the arguments shown)."""
+        name, call_id = call["name"], call["id"]
+        kind = "ask_human" if outcome.paused else "check_in"
+        question = (
+            str((outcome.args or {}).get("question", ""))
+            if outcome.paused
+            else f"Allow tool '{name}' to run with the arguments shown?"
+        )
+        data = {
+            "kind": kind,
+            "question": question,
+            "tool_call_id": call_id,
+            "tool_name": name,
+            "completed": batch.completed(),
+        }
+        emit(
+            run,
+            scope,
+            ev.PAUSE_REQUESTED,
+            {"kind": kind, "question": question, "tool_call_id": call_id, "tool_name": name},
+            iteration,
+        )
+        pause(data)
+
+    def _tool_context(self, run: AgentRun, request: ToolCallRequest, iteration: int) -> ToolContext:
+        return ToolContext(
+            tool_call_id=request.tool_call_id,
+            run_id=run.run_id,
+            identity=run.identity,
+            iteration=iteration,
+            tool_name=request.name,
+            cancelled=run.cancelled,
+        )
+
+    def _read_skill(self, args: Any, activated: list[str]) -> _Result:
+        skill_ids = self.catalog.skill_ids
+        skill_id = args.get("id") if isinstance(args, dict) else None
+        if not isinstance(skill_id, str) or skill_id not in skill_ids:
+            listed = ", ".join(sorted(skill_ids))
+            return _Result(f"Error: unknown skill. Available skills: {listed}.", True, "ERR_UNKNOWN_SKILL", {})
+        if skill_id not in activated:
+            activated.append(skill_id)
+        return _Result(f"Skill '{skill_id}' is active: its instructions are now in the system prompt.", False, None, {})
+
+    # -- the paused call on resume ------------------------------------------------------------------------------
+    async def _answer_pause(
+        self, run: AgentRun, scope: Scope, turn: Turn, call: ToolCallRecord, answer: dict[str, Any]
+    ) -> _Result:
+        """The paused call's result: the person's answer (ask_human) or the consented tool run (check-in)."""
+        kind = answer.get("kind", "ask_human")
+        value = answer.get("answer")
+        iteration = turn.iteration
+        emit(run, scope, ev.PAUSE_RESUMED, {"kind": kind, "tool_call_id": call["id"]}, iteration)
+        if kind != "check_in":
+            content = value if isinstance(value, str) else json.dumps(value)
+            return _Result(content, False, None, {"answered_by": "human"})
+        decided_by: str | None = None
+        note: str | None = None
+        if isinstance(value, dict):  # check_in_approved(by=...) / check_in_declined(by=..., note=...)
+            decided_by = str(value["by"])[:200] if value.get("by") else None
+            note = str(value["note"])[:2000] if value.get("note") else None
+            value = value.get("decision")
+        approved = value is True or (isinstance(value, str) and value.strip().lower() in _APPROVALS)
+        decision = "approved" if approved else "declined"
+        emit(
+            run,
+            scope,
+            ev.CHECKIN_DECISION,
+            {"tool_call_id": call["id"], "tool": call["name"], "decision": decision, "by": decided_by, "note": note},
+            iteration,
+        )
+        request = ToolCallRequest(
+            tool_call_id=call["id"],
+            name=call["name"],
+            args=thaw(call.get("args", {})),
+            tool=self.catalog.by_name.get(call["name"]) or run.provided.get(scope.namespace, {}).get(call["name"]),
+        )
+
+        async def innermost(req: ToolCallRequest) -> ToolOutcome:
+            return await execute_tool(
+                req.tool,
+                req.name,
+                req.args,
+                self._tool_context(run, req, iteration),
+                check_in="approved" if approved else "declined",
+                check_in_note=note,
+                permission=self.config.permission,
+                max_result_chars=self.config.max_result_chars,
+            )
+
+        outcome = await self._through_chain(run, scope, turn, request, innermost)
+        return _Result(
+            outcome.content, outcome.is_error, outcome.error_code, {"check_in": decision, "decided_by": decided_by}
+        )
+
+    # -- the record ---------------------------------------------------------------------------------------------
+    def _record(
+        self, run: AgentRun, scope: Scope, batch: _Batch, call: ToolCallRecord, result: _Result, iteration: int
+    ) -> None:
+        call_id, name = call["id"], call["name"]
+        record = cast(
+            ToolResultRecord,
+            {
+                "call_id": call_id,
+                "name": name,
+                "args": thaw(call.get("args", {})),
+                "content": result.content,
+                "is_error": result.is_error,
+                "error_code": result.code,
+                "iteration": iteration,
+                **result.extra,
+            },
+        )
+        batch.add(
+            {"role": "tool", "content": result.content, "tool_call_id": call_id, "tool_name": name},
+            record,
+            {"name": name, "call_id": call_id, "content": result.content, "is_error": result.is_error},
+        )
+        emit(
+            run,
+            scope,
+            ev.STREAM_TOOL_END,
+            lambda: {
+                "tool_call_id": call_id,
+                "name": name,
+                "content": result.content,
+                "is_error": result.is_error,
+                "error_code": result.code,
+            },
+            iteration,
+        )
+
+
+def tool_choice_margins(calls: Any, specs: Any) -> list[dict[str, Any]]:
+    """When the model picked a tool that has a near-twin among those offered, record how alike they read."""
+    if len(specs) < 2:
+        return []
+    from agentfootprint.tools.lint import description_similarity
+
+    out: list[dict[str, Any]] = []
+    by_name = {s["name"]: s for s in specs}
+    for call in calls:
+        chosen = by_name.get(call["name"])
+        if chosen is None:
+            continue
+        for other in specs:
+            if other["name"] == chosen["name"]:
+                continue
+            similarity = description_similarity(str(chosen.get("description", "")), str(other.get("description", "")))
+            if similarity >= TWIN_THRESHOLD:
+                out.append(
+                    {
+                        "tool_call_id": call["id"],
+                        "chosen": chosen["name"],
+                        "twin": other["name"],
+                        "similarity": round(similarity, 4),
+                        "margin": round(1.0 - similarity, 4),
+                    }
+                )
+    return out
+
+
+__all__ = ["ERR_TOOL_HOOK", "TWIN_THRESHOLD", "ToolCalls", "tool_choice_margins"]

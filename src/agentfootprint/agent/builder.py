@@ -1,0 +1,188 @@
+"""``AgentBuilder``: collects an agent's configuration; ``build()`` validates it and compiles the chart."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel
+
+from agentfootprint.agent._registry import default_extensions, named_extension
+from agentfootprint.agent.config import AgentConfig
+from agentfootprint.agent.errors import AgentBuildError
+from agentfootprint.agent.extension import Extension, ExtensionError, check_extension
+from agentfootprint.context import (
+    ContextBudget,
+    Injection,
+    InvalidInjectionError,
+    MemoryInjection,
+    RagInjection,
+    WindowPolicy,
+    ensure_context_event_types,
+)
+from agentfootprint.flow import RedactionPolicy
+from agentfootprint.tools import PermissionChecker, Tool
+
+if TYPE_CHECKING:
+    from agentfootprint.agent.agent import Agent
+
+
+class AgentBuilder:
+    """Collects an agent's configuration; ``build()`` validates it and compiles the chart."""
+
+    def __init__(self, config: AgentConfig) -> None:
+        self._config = config
+        self._tools: list[Tool] = []
+        self._injections: list[Injection] = []
+        self._extensions: list[Extension] = []
+
+    def system(self, text: str) -> AgentBuilder:
+        """The base system prompt; context injections are appended after it."""
+        if not isinstance(text, str):
+            raise AgentBuildError(f"system prompt must be a str, got {type(text).__name__}")
+        self._config = replace(self._config, system_prompt=text)
+        return self
+
+    def tool(self, t: Tool) -> AgentBuilder:
+        if not isinstance(t, Tool):
+            raise AgentBuildError(f"tool() takes a Tool (define_tool or @tool), got {type(t).__name__}")
+        self._tools.append(t)
+        return self
+
+    def tools(self, tools: Iterable[Tool]) -> AgentBuilder:
+        for t in tools:
+            self.tool(t)
+        return self
+
+    def _inject(self, inj: Injection, flavor: str) -> AgentBuilder:
+        if not isinstance(inj, Injection):
+            raise AgentBuildError(f"{flavor}() takes an Injection from define_{flavor}, got {type(inj).__name__}")
+        self._injections.append(inj)
+        return self
+
+    def fact(self, inj: Injection) -> AgentBuilder:
+        return self._inject(inj, "fact")
+
+    def steering(self, inj: Injection) -> AgentBuilder:
+        return self._inject(inj, "steering")
+
+    def instruction(self, inj: Injection) -> AgentBuilder:
+        return self._inject(inj, "instruction")
+
+    def skill(self, inj: Injection) -> AgentBuilder:
+        return self._inject(inj, "skill")
+
+    def inject(self, inj: Injection) -> AgentBuilder:
+        """Any injection (memory, RAG, custom flavors)."""
+        return self._inject(inj, "inject")
+
+    def redact(self, keys: Iterable[str] = (), patterns: Iterable[str] = ()) -> AgentBuilder:
+        """Keep these state keys / field names and regex matches off every recorded surface."""
+        self._config = replace(
+            self._config,
+            redaction=self._config.redaction.union(RedactionPolicy.of(keys=list(keys), patterns=list(patterns))),
+        )
+        return self
+
+    def output_schema(self, model: type[BaseModel], *, retries: int = 0) -> AgentBuilder:
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            raise AgentBuildError("output_schema() takes a pydantic model class")
+        self._config = replace(self._config, output_schema=model, output_retries=max(0, int(retries)))
+        return self
+
+    def pricing(self, table: Mapping[str, Mapping[str, float]]) -> AgentBuilder:
+        """USD per 1,000 tokens by model: ``{"gpt-x": {"input": 0.5, "output": 1.5}}`` (``"*"`` for any)."""
+        self._config = replace(self._config, pricing={k: dict(v) for k, v in table.items()})
+        return self
+
+    def cost_budget(self, amount: float, *, action: Literal["warn", "halt"] = "halt") -> AgentBuilder:
+        if amount <= 0 or action not in ("warn", "halt"):
+            raise AgentBuildError("cost_budget needs a positive amount and action 'warn' or 'halt'")
+        self._config = replace(self._config, cost_budget=float(amount), cost_action=action)
+        return self
+
+    def permission(self, checker: PermissionChecker) -> AgentBuilder:
+        """Called before every tool: ``allow`` / ``deny`` / ``halt`` (a raising checker denies)."""
+        self._config = replace(self._config, permission=checker)
+        return self
+
+    def keep_events(self, keep: bool = True) -> AgentBuilder:
+        """Keep each run's events for ``last_events()`` (audit exports include them)."""
+        self._config = replace(self._config, keep_events=keep)
+        return self
+
+    # -- context engineering: memory, RAG, budgets, window (agentfootprint.context) ---------------------------
+    def memory(self, inj: MemoryInjection) -> AgentBuilder:
+        """Conversation memory from ``define_memory``: recalled per identity, written after each completed turn."""
+        if not isinstance(inj, MemoryInjection):
+            raise AgentBuildError(f"memory() takes an injection from define_memory, got {type(inj).__name__}")
+        return self._inject(inj, "memory")
+
+    def rag(self, inj: RagInjection) -> AgentBuilder:
+        """Retrieval from ``define_rag``: the chunks for each turn land as an injection with their ids."""
+        if not isinstance(inj, RagInjection):
+            raise AgentBuildError(f"rag() takes an injection from define_rag, got {type(inj).__name__}")
+        return self._inject(inj, "rag")
+
+    def context_budget(
+        self, *, system_prompt: int | None = None, messages: int | None = None, tools: int | None = None
+    ) -> AgentBuilder:
+        """Character budgets per slot; going over emits ``context.budget_pressure`` (nothing is cut)."""
+        try:
+            budget = ContextBudget(system_prompt=system_prompt, messages=messages, tools=tools)
+        except InvalidInjectionError as exc:
+            raise AgentBuildError(str(exc)) from None
+        if not budget.limits():
+            raise AgentBuildError("context_budget() needs a budget for at least one slot")
+        self._config = replace(self._config, context_budget=budget)
+        return self
+
+    def window(self, *, max_turns: int | None = None, max_chars: int | None = None) -> AgentBuilder:
+        """Show the model only the last turns (whole oldest turns are dropped from view, never from history)."""
+        try:
+            policy = WindowPolicy(max_turns=max_turns, max_chars=max_chars)
+        except InvalidInjectionError as exc:
+            raise AgentBuildError(str(exc)) from None
+        self._config = replace(self._config, window=policy)
+        return self
+
+    # -- the extension seam -------------------------------------------------------------------------------------
+    def use(self, extension: Extension) -> AgentBuilder:
+        """Plug an extension in: its tools, hooks around input, model calls, tool calls and the answer, and what
+        it adds to results and checkpoints. Hooks run in ``use()`` order (the first used wraps the others)."""
+        try:
+            ext = check_extension(extension)
+        except ExtensionError as exc:
+            raise AgentBuildError(str(exc)) from None
+        if any(e.name == ext.name for e in self._extensions):
+            raise AgentBuildError(f"an extension named '{ext.name}' is already used on this builder")
+        self._extensions.append(ext)
+        return self
+
+    def names_and_numbers_from_evidence(
+        self, posture: Literal["assist", "guard", "rails"] = "assist", *, allow: Iterable[str] = ()
+    ) -> AgentBuilder:
+        """Check every name and number in the final answer against the run's evidence (assist / guard / rails)."""
+        return self.use(named_extension("evidence_gate", posture=posture, allow=allow))
+
+    def self_explain(self) -> AgentBuilder:
+        """Give the model bounded trace tools over its previous run, so "why did you say X?" reads the record."""
+        if any(e.name == "self_explain" for e in self._extensions):
+            raise AgentBuildError("self_explain() was already called on this builder")
+        return self.use(named_extension("self_explain"))
+
+    def build(self) -> Agent:
+        from agentfootprint.agent.agent import Agent
+
+        used = {e.name for e in self._extensions}
+        extensions = (*(e for e in default_extensions() if e.name not in used), *self._extensions)
+        config = replace(
+            self._config, tools=tuple(self._tools), injections=tuple(self._injections), extensions=extensions
+        )
+        agent = Agent(config)
+        ensure_context_event_types(agent.events)
+        return agent
+
+
+__all__ = ["AgentBuilder"]
