@@ -14,12 +14,12 @@ from agentfootprint.agent._run import AgentRun, ToolHookError
 from agentfootprint.agent._stages import Catalog, emit
 from agentfootprint.agent.config import READ_SKILL, AgentConfig
 from agentfootprint.agent.errors import PolicyHaltError
-from agentfootprint.agent.extension import ToolCallRequest
+from agentfootprint.agent.extension import CallTool, ToolCallRequest
 from agentfootprint.agent.turn import HistoryEntry, ToolCallRecord, ToolResultRecord, ToolReturn, Turn
 from agentfootprint.events import types as ev
 from agentfootprint.flow import Scope, pause, resume_answer
 from agentfootprint.flow._frozen import thaw
-from agentfootprint.tools import ToolContext, ToolOutcome, execute_tool
+from agentfootprint.tools import Tool, ToolContext, ToolOutcome, execute_tool
 
 ERR_TOOL_HOOK = "ERR_TOOL_HOOK"
 TWIN_THRESHOLD = 0.8
@@ -120,21 +120,9 @@ class ToolCalls:
             if not result.is_error:
                 emit(run, scope, ev.SKILL_ACTIVATED, {"skill_id": args.get("id")}, iteration)
             return result
-        tool = self.catalog.by_name.get(name) or run.provided.get(scope.namespace, {}).get(name)
+        tool = self._tool(run, scope, name)
         request = ToolCallRequest(tool_call_id=call_id, name=name, args=args, tool=tool if name in offered else None)
-
-        async def innermost(req: ToolCallRequest) -> ToolOutcome:
-            return await execute_tool(
-                req.tool,
-                req.name,
-                req.args,
-                self._tool_context(run, req, iteration),
-                available=sorted(offered),
-                permission=self.config.permission,
-                max_result_chars=self.config.max_result_chars,
-                args_error=call.get("args_error"),
-            )
-
+        innermost = self._executor(run, iteration, available=sorted(offered), args_error=call.get("args_error"))
         outcome = await self._through_chain(run, scope, turn, request, innermost)
         if outcome.halted:
             emit(run, scope, ev.PERMISSION_HALT, {"tool": name, "tool_call_id": call_id}, iteration)
@@ -152,12 +140,11 @@ class ToolCalls:
         return result
 
     async def _through_chain(
-        self, run: AgentRun, scope: Scope, turn: Turn, request: ToolCallRequest, innermost: Any
+        self, run: AgentRun, scope: Scope, turn: Turn, request: ToolCallRequest, innermost: CallTool
     ) -> ToolOutcome:
         """The call through every ``wrap_tool_call``; a raising hook fails closed with an error result."""
         if not self.config.hooks.wrap_tool_call:
-            outcome: ToolOutcome = await innermost(request)
-            return outcome
+            return await innermost(request)
         try:
             return await run.tool_chain(innermost, turn)(request)
         except ToolHookError as err:
@@ -194,15 +181,33 @@ class ToolCalls:
         )
         pause(data)
 
-    def _tool_context(self, run: AgentRun, request: ToolCallRequest, iteration: int) -> ToolContext:
-        return ToolContext(
-            tool_call_id=request.tool_call_id,
-            run_id=run.run_id,
-            identity=run.identity,
-            iteration=iteration,
-            tool_name=request.name,
-            cancelled=run.cancelled,
-        )
+    def _tool(self, run: AgentRun, scope: Scope, name: str) -> Tool | None:
+        """The agent's own tool by this name, else one an extension provided this iteration."""
+        return self.catalog.by_name.get(name) or run.provided.get(scope.namespace, {}).get(name)
+
+    def _executor(self, run: AgentRun, iteration: int, **options: Any) -> CallTool:
+        """The innermost link of the tool chain: validate, permit, gate and run the tool (never raises for it)."""
+
+        async def execute(request: ToolCallRequest) -> ToolOutcome:
+            ctx = ToolContext(
+                tool_call_id=request.tool_call_id,
+                run_id=run.run_id,
+                identity=run.identity,
+                iteration=iteration,
+                tool_name=request.name,
+                cancelled=run.cancelled,
+            )
+            return await execute_tool(
+                request.tool,
+                request.name,
+                request.args,
+                ctx,
+                permission=self.config.permission,
+                max_result_chars=self.config.max_result_chars,
+                **options,
+            )
+
+        return execute
 
     def _read_skill(self, args: Any, activated: list[str]) -> _Result:
         skill_ids = self.catalog.skill_ids
@@ -245,21 +250,9 @@ class ToolCalls:
             tool_call_id=call["id"],
             name=call["name"],
             args=thaw(call.get("args", {})),
-            tool=self.catalog.by_name.get(call["name"]) or run.provided.get(scope.namespace, {}).get(call["name"]),
+            tool=self._tool(run, scope, call["name"]),
         )
-
-        async def innermost(req: ToolCallRequest) -> ToolOutcome:
-            return await execute_tool(
-                req.tool,
-                req.name,
-                req.args,
-                self._tool_context(run, req, iteration),
-                check_in="approved" if approved else "declined",
-                check_in_note=note,
-                permission=self.config.permission,
-                max_result_chars=self.config.max_result_chars,
-            )
-
+        innermost = self._executor(run, iteration, check_in=decision, check_in_note=note)
         outcome = await self._through_chain(run, scope, turn, request, innermost)
         return _Result(
             outcome.content, outcome.is_error, outcome.error_code, {"check_in": decision, "decided_by": decided_by}
