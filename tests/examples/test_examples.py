@@ -44,6 +44,27 @@ def test_serve_agent_example() -> None:
     assert "ASGI app ready" in run_example("serve_agent.py")
 
 
+def test_custom_extension_example() -> None:
+    out = run_example("custom_extension.py")
+    assert out.splitlines() == [
+        "answer: Order A-0: shipped; Order A-1: shipped; Error: tool budget spent [2 tool call(s)]",
+        "result: {'tool_calls': 2, 'model_calls': 2}",
+        "audit: [('lookup_order', True), ('lookup_order', True), ('lookup_order', False)]",
+        "carried: {'lifetime': 4} after True",
+        "refused: ERR_INPUT_REFUSED by tool_budget",
+    ]
+
+
+def test_the_extensions_doc_shows_the_example_and_what_it_prints() -> None:
+    doc = (EXAMPLES.parent / "docs" / "extensions.md").read_text()
+    source = (EXAMPLES / "custom_extension.py").read_text()
+    shown = doc.split("```python\n")[2].split("```")[0]
+    code_lines = [line for line in shown.splitlines() if line.strip() and not line.strip().startswith("#")]
+    assert all(line in source for line in code_lines)
+    printed = doc.split("```text\n")[1].split("```")[0].splitlines()
+    assert printed == run_example("custom_extension.py").splitlines()
+
+
 def test_examples_import_cleanly() -> None:
     for path in EXAMPLES.glob("*.py"):
         runpy.run_path(str(path), run_name="not_main")

@@ -7,7 +7,7 @@ import json
 import uuid
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
 from pydantic import BaseModel, ValidationError
 
@@ -55,24 +55,6 @@ if TYPE_CHECKING:  # the honesty extension's results (the agent never imports th
 T = TypeVar("T", bound=BaseModel)
 E = TypeVar("E", bound=Extension)
 _MAX_ITERATIONS_CEILING = 1000
-
-
-class _Honesty(Protocol):
-    """What the built-in ``honesty`` extension answers for the Agent's honesty methods."""
-
-    def assessment(self, agent: Agent, output_schema: Any) -> Assessment | None: ...
-
-    def pending_check_in(self, agent: Agent) -> CheckInPack | None: ...
-
-    def can_explain(self, agent: Agent) -> bool: ...
-
-    def why(self, agent: Agent, question: str | None) -> Explanation: ...
-
-    def chat(self, agent: Agent) -> RecordedChat: ...
-
-
-class _EvidenceGate(Protocol):
-    def unsupported_values(self, agent: Agent) -> UnsupportedValues | None: ...
 
 
 def _identity_dict(identity: Identity | None) -> dict[str, Any] | None:
@@ -668,44 +650,47 @@ class Agent:
         return {"keys": sorted(policy.keys), "patterns": list(policy.patterns)}
 
     # -- answer honesty: thin doors onto the honesty extensions ----------------------------------------------------
-    def _honesty(self) -> _Honesty | None:
-        return cast("_Honesty | None", self.config.extension("honesty"))
+    def _door(self, extension: str, method: str) -> Callable[..., Any] | None:
+        """``method`` of the extension used under ``extension`` when it answers that door, else None."""
+        fn = getattr(self.config.extension(extension), method, None)
+        return fn if callable(fn) else None
 
     def unsupported_values(self) -> UnsupportedValues | None:
         """The last answer's names/numbers found in no evidence (None when all were grounded or no gate ran)."""
-        gate = cast("_EvidenceGate | None", self.config.extension("evidence_gate"))
-        return gate.unsupported_values(self) if gate is not None else None
+        door = self._door("evidence_gate", "unsupported_values")
+        return cast("UnsupportedValues | None", door(self)) if door is not None else None
 
     async def assessment(self, *, output_schema: Any = None) -> Assessment | None:
         """The last answer's standing folded from its committed record (None: no run, in flight, or refused)."""
-        honesty = self._honesty()
-        if self._in_flight or honesty is None:
+        door = self._door("honesty", "assessment")
+        if self._in_flight or door is None:
             return None
-        return honesty.assessment(self, output_schema if output_schema is not None else self.config.output_schema)
+        schema = output_schema if output_schema is not None else self.config.output_schema
+        return cast("Assessment | None", door(self, schema))
 
     def pending_check_in(self) -> CheckInPack | None:
         """The evidence pack of the check-in this agent is paused on (will_do, read, drivers, trail), or None."""
-        honesty = self._honesty()
-        return honesty.pending_check_in(self) if honesty is not None else None
+        door = self._door("honesty", "pending_check_in")
+        return cast("CheckInPack | None", door(self)) if door is not None else None
 
     def can_explain(self) -> bool:
         """Whether a completed run is on record to answer "why did you say X?" from."""
-        honesty = self._honesty()
-        return honesty.can_explain(self) if honesty is not None else False
+        door = self._door("honesty", "can_explain")
+        return bool(door(self)) if door is not None else False
 
     def why(self, question: str | None = None) -> Explanation:
         """Answer "why did you say X?" about the last answer from its recording only (no model call)."""
-        return self._require_honesty("why").why(self, question)
+        return cast("Explanation", self._required("why")(self, question))
 
     def chat(self) -> RecordedChat:
         """A recorded chat on fresh agents built like this one (send, reason, why, rerun_turn, fork)."""
-        return self._require_honesty("chat").chat(self)
+        return cast("RecordedChat", self._required("chat")(self))
 
-    def _require_honesty(self, door: str) -> _Honesty:
-        honesty = self._honesty()
-        if honesty is None:
-            raise AgentBuildError(f"{door}() needs the honesty extension, which this agent was built without")
-        return honesty
+    def _required(self, method: str) -> Callable[..., Any]:
+        door = self._door("honesty", method)
+        if door is None:
+            raise AgentBuildError(f"{method}() needs the honesty extension, which this agent was built without")
+        return door
 
 
 async def _tell_error(run: AgentRun, exc: BaseException) -> None:
