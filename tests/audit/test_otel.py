@@ -316,7 +316,7 @@ async def test_a_provider_failure_marks_the_chat_and_the_turn_as_errors(
 ) -> None:
     agent = lookup_agent(Recorder(), replies=[{"tool_calls": [{"id": "c", "name": "lookup", "args": {"ssn": SECRET}}]}])
     instrument(agent, provider, capture_content=True)
-    with pytest.raises(Exception):  # noqa: B017 - the scripted provider runs out of replies
+    with pytest.raises(IndexError):  # the scripted provider runs out of replies
         await agent.run("check")
     spans = exporter.get_finished_spans()
     named = _by_name(spans)

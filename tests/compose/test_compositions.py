@@ -27,7 +27,7 @@ from agentfootprint import (
 )
 from agentfootprint.compose import CompositionBuildError, debate, map_reduce, reflection, router, self_consistency
 from agentfootprint.explain import backtrack, localize_context_bug
-from agentfootprint.flow import flow_chart
+from agentfootprint.flow import ParallelBranchError, flow_chart
 from agentfootprint.providers import LLMRequest, mock
 
 
@@ -109,7 +109,7 @@ async def test_parallel_failing_branch_reported_by_name() -> None:
 
     bad = Agent.create(provider=mock(respond=boom), model="m").build()
     par = Parallel.create().branch("ok", echo("OK")).branch("bad", bad).build()
-    with pytest.raises(Exception) as info:
+    with pytest.raises(ParallelBranchError) as info:
         await par.run("q")
     assert "bad" in str(info.value)
 

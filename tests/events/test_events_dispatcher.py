@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from agentfootprint.errors import AgentFootprintError
 from agentfootprint.events import (
@@ -131,7 +132,7 @@ def test_event_is_frozen_and_serialisable() -> None:
     got = collect(d, "*")
     event = d.emit(t.COST_USAGE, {"input_tokens": 3})
     assert event is got[0]
-    with pytest.raises(Exception):  # noqa: B017 - pydantic's frozen error
+    with pytest.raises(ValidationError):  # pydantic's frozen-instance error
         event.type = "x"  # type: ignore[misc]
     assert event.model_dump(mode="json")["payload"] == {"input_tokens": 3}
 

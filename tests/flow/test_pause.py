@@ -12,6 +12,7 @@ from agentfootprint.flow import (
     FlowChart,
     InvalidCheckpointError,
     NotSerializableError,
+    ParallelBranchError,
     PauseNotAllowedError,
     flow_chart,
     pause,
@@ -136,9 +137,9 @@ async def test_pause_inside_subflow_resumes_inside() -> None:
 
 async def test_pause_in_parallel_branch_refused() -> None:
     chart = flow_chart("S", lambda s: None, id="s").parallel([("a", "A", lambda s: pause("x"))]).build()
-    with pytest.raises(Exception) as ei:
+    with pytest.raises(ParallelBranchError) as ei:
         await chart.run()
-    assert isinstance(ei.value.errors["a"], PauseNotAllowedError)  # type: ignore[attr-defined]
+    assert isinstance(ei.value.errors["a"], PauseNotAllowedError)
 
 
 def test_pause_outside_stage_refused() -> None:

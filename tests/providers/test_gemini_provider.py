@@ -18,6 +18,7 @@ from agentfootprint.providers import (
     ProviderAuthError,
     ProviderConfigError,
     ProviderResponseError,
+    ProviderServerError,
     RateLimitError,
     ReasoningBlock,
     ToolCall,
@@ -122,7 +123,7 @@ def test_vertex_token_is_scrubbed_from_errors() -> None:
     provider = gemini(
         model="g", vertex=True, project="p", credentials=Credentials(token=token), transport=fake.transport
     )
-    with pytest.raises(Exception) as info:
+    with pytest.raises(ProviderServerError) as info:
         asyncio.run(provider.complete(user_request()))
     assert "ya29.verte" not in str(info.value)
 
@@ -187,7 +188,7 @@ def test_error_event_mid_stream() -> None:
     data = json.dumps({"candidates": [{"content": {"parts": [{"text": "Hel"}]}}]})
     body = f"data: {data}\n\ndata: " + json.dumps({"error": {"code": 500, "message": "backend died"}}) + "\n\n"
     provider = gemini("AIza-test-0123456789", "g", transport=FakeServer(raw_reply(body)).transport)
-    with pytest.raises(Exception) as info:
+    with pytest.raises(ProviderServerError) as info:
         asyncio.run(collect(provider.stream(user_request())))
     assert "backend died" in str(info.value)
 
