@@ -24,7 +24,7 @@ class PauseSignal(BaseException):
 
 def pause(data: Any = None) -> Any:
     """Pause the run with ``data`` for a person; on resume the stage re-runs and this returns the answer."""
-    from agentfootprint.flow._run import current_frame
+    from agentfootprint.flow._frame import current_frame
 
     frame = current_frame()
     if frame is None:
@@ -42,7 +42,7 @@ def resume_answer() -> tuple[bool, Any]:
     """``(True, answer)`` when this stage is the re-run of a paused stage being resumed, else ``(False, None)``.
 
     Lets a stage skip work it already did before pausing; ``pause()`` still returns the answer when called."""
-    from agentfootprint.flow._run import current_frame
+    from agentfootprint.flow._frame import current_frame
 
     frame = current_frame()
     if frame is None or frame.resume_answer is _NO_ANSWER:

@@ -10,7 +10,7 @@ from agentfootprint.flow._frozen import FrozenList
 from agentfootprint.flow._namespace import MISSING
 
 if TYPE_CHECKING:
-    from agentfootprint.flow._run import StageFrame
+    from agentfootprint.flow._frame import StageFrame
     from agentfootprint.flow.redaction import Redactor
 
 HOOKS = (

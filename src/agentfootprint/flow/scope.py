@@ -12,7 +12,7 @@ from agentfootprint.flow.commit import Write
 from agentfootprint.flow.errors import InvalidStateKeyError
 
 if TYPE_CHECKING:
-    from agentfootprint.flow._run import StageFrame
+    from agentfootprint.flow._frame import StageFrame
 
 MAX_KEY_LENGTH = 512
 

@@ -1,0 +1,144 @@
+"""Per-run bookkeeping of the executor: the log, runtime ids, visits, namespaces, recorders, snapshots."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from agentfootprint.flow._frozen import FrozenDict, freeze, thaw
+from agentfootprint.flow._namespace import Namespace
+from agentfootprint.flow.cancel import CancelToken
+from agentfootprint.flow.chart import FlowChart, Node
+from agentfootprint.flow.commit import Commit, Write
+from agentfootprint.flow.errors import FlowCancelledError
+from agentfootprint.flow.pause import _NO_ANSWER
+from agentfootprint.flow.recorder import Dispatch, Recorder, RecorderFailure
+from agentfootprint.flow.redaction import RedactionPolicy, Redactor
+from agentfootprint.flow.scope import check_key
+from agentfootprint.flow.snapshot import FlowSnapshot
+
+
+class RunState:
+    """Per-run bookkeeping: the log, the runtime-id counter, visit counts, namespaces, recorders."""
+
+    def __init__(
+        self,
+        chart: FlowChart,
+        *,
+        run_id: str,
+        args: Mapping[str, Any] | None,
+        initial_state: Mapping[str, Any] | None,
+        recorders: Iterable[Recorder],
+        redaction: RedactionPolicy | None,
+        cancel: CancelToken | None,
+        timeout: float | None,
+        deps: Any = None,
+    ) -> None:
+        self.chart = chart
+        self.deps = deps
+        self.run_id = run_id
+        self.args: FrozenDict = freeze(dict(args or {}))
+        for key in initial_state or {}:
+            check_key(key)
+        self.initial_state: dict[str, Any] = thaw(dict(initial_state or {}))
+        self.log: list[Commit] = []
+        self.counter = 0
+        self.visits: dict[str, int] = {}
+        self.namespaces: dict[str, Namespace] = {"": Namespace("", self.initial_state, deps)}
+        self.redactor = Redactor(redaction or RedactionPolicy())
+        self.failures: list[RecorderFailure] = []
+        self.dispatch = Dispatch(recorders, self.redactor, self.failures)
+        self.cancel = cancel
+        self.deadline = (time.monotonic() + timeout) if timeout is not None else None
+        self.resume_answer: Any = _NO_ANSWER
+        self.output: Any = None
+        self.current_rid: str | None = None
+
+    # -- ids and records -----------------------------------------------------------------------------------
+    def next_rid(self, prefix: str, node_id: str) -> str:
+        rid = f"{prefix}{node_id}#{self.counter}"
+        self.counter += 1
+        return rid
+
+    def record(self, node: Node, rid: str, namespace: str, **fields: Any) -> Commit:
+        redacted = [w.path for w in fields.get("writes", ()) if self.redactor.key_redacted(w.path)]
+        commit = Commit.model_construct(
+            idx=len(self.log),
+            stage_id=node.id,
+            runtime_stage_id=rid,
+            stage_name=node.name,
+            namespace=namespace,
+            redacted_paths=redacted,
+            description=node.description,
+            **fields,
+        )
+        self.log.append(commit)
+        if self.dispatch.on_commit:
+            self.dispatch.fire("on_commit", self._served_commit(commit))
+        return commit
+
+    def _served_commit(self, commit: Commit) -> Commit:
+        return redact_commit(commit, self.redactor) if self.redactor.active else commit
+
+    def check_boundary(self, node: Node) -> None:
+        if self.cancel is not None and self.cancel.cancelled:
+            raise FlowCancelledError(
+                f"run cancelled before stage '{node.id}': {self.cancel.reason}",
+                stage_id=node.id,
+                reason="cancelled",
+            )
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise FlowCancelledError(f"run timed out before stage '{node.id}'", stage_id=node.id, reason="timeout")
+
+    def result_state(self) -> dict[str, Any]:
+        """The caller's copy of the final root state (redacted when a policy is set)."""
+        state: dict[str, Any] = thaw(self.namespaces[""].state)
+        if self.redactor.active:
+            state = {k: self.redactor.redact(v, k) for k, v in state.items()}
+        return state
+
+    # -- snapshots -----------------------------------------------------------------------------------------
+    def snapshot(self, *, served: bool) -> FlowSnapshot:
+        red = self.redactor
+        log = self.log
+        state = thaw(self.namespaces[""].state)
+        initial = thaw(self.initial_state)
+        subs = {name: thaw(ns.state) for name, ns in self.namespaces.items() if name}
+        redacted = False
+        if served and red.active:
+            for c in log:
+                for w in c.writes:
+                    red.observe(w.path, w.value)
+            for k, v in self.initial_state.items():
+                red.observe(k, v)
+            log = [redact_commit(c, red) for c in log]
+            state = {k: red.redact(v, k) for k, v in state.items()}
+            initial = {k: red.redact(v, k) for k, v in initial.items()}
+            subs = {n: {k: red.redact(v, k) for k, v in s.items()} for n, s in subs.items()}
+            redacted = True
+        return FlowSnapshot(
+            run_id=self.run_id,
+            chart_id=self.chart.id,
+            chart_name=self.chart.name,
+            state=state,
+            initial_state=initial,
+            subflow_states=subs,
+            commit_log=list(log),
+            redacted=redacted,
+        )
+
+
+def redact_commit(commit: Commit, red: Redactor) -> Commit:
+    """A copy of a commit with redacted values replaced (the original keeps real values)."""
+    writes = [Write.model_construct(path=w.path, verb=w.verb, value=red.redact(w.value, w.path)) for w in commit.writes]
+    emits = [{"name": e["name"], "payload": red.redact(e["payload"])} for e in commit.emits]
+    decision = red.redact(commit.decision) if commit.decision is not None else None
+    error = red.scrub_text(commit.error) if commit.error else commit.error
+    brk = red.scrub_text(commit.break_reason) if commit.break_reason else commit.break_reason
+    return commit.model_copy(
+        update={"writes": writes, "emits": emits, "decision": decision, "error": error, "break_reason": brk}
+    )
+
+
+__all__ = ["RunState", "redact_commit"]
