@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import json
 import struct
 import threading
@@ -80,6 +81,36 @@ def materialize(value: Any) -> Any:
     return value
 
 
+@functools.cache
+def sdk_adapter(vendor: str, streaming: bool) -> TypeAdapter[Any]:
+    """The vendor SDK's request TypedDict as a pydantic TypeAdapter (built once: it is slow to build)."""
+    if vendor == "openai":
+        from openai.types.chat import completion_create_params as openai_params
+
+        kind: Any = openai_params.CompletionCreateParamsStreaming if streaming else None
+        return TypeAdapter(kind or openai_params.CompletionCreateParamsNonStreaming)
+    from anthropic.types import message_create_params as anthropic_params
+
+    kind = anthropic_params.MessageCreateParamsStreaming if streaming else None
+    return TypeAdapter(kind or anthropic_params.MessageCreateParamsNonStreaming)
+
+
+@functools.cache
+def anthropic_events() -> TypeAdapter[Any]:
+    """The anthropic SDK's stream-event union as a TypeAdapter (built once)."""
+    from anthropic.types import RawMessageStreamEvent
+
+    return TypeAdapter(RawMessageStreamEvent)
+
+
+@functools.cache
+def bedrock_service() -> Any:
+    """botocore's bedrock-runtime service model (loaded once)."""
+    import botocore.session
+
+    return botocore.session.get_session().get_service_model("bedrock-runtime")
+
+
 def check_typed_dict(adapter: TypeAdapter[Any], body: dict[str, Any], what: str) -> None:
     """``body`` validates as the SDK's request TypedDict and loses nothing (no key the SDK does not know)."""
     validated = materialize(adapter.validate_python(body))
@@ -110,17 +141,14 @@ class OpenAIWire:
 
     name = "openai"
 
-    def __init__(self, azure: bool = False, entra_token: str | None = None) -> None:
-        from openai.types.chat import completion_create_params as params
-
+    def __init__(self, azure: bool = False, entra_token: str | None = None, deployment: str = DEPLOYMENT) -> None:
         self.azure = azure
+        self.deployment = deployment
         self.entra_token = entra_token
-        self.non_streaming = TypeAdapter(params.CompletionCreateParamsNonStreaming)
-        self.streaming = TypeAdapter(params.CompletionCreateParamsStreaming)
 
     def check(self, seen: Seen) -> None:
         if self.azure:
-            if seen.path != f"/openai/deployments/{DEPLOYMENT}/chat/completions":
+            if seen.path != f"/openai/deployments/{self.deployment}/chat/completions":
                 raise AssertionError(f"azure path {seen.path}")
             if seen.query.get("api-version") != ["2024-10-21"]:
                 raise AssertionError(f"azure api-version {seen.query}")
@@ -134,8 +162,7 @@ class OpenAIWire:
                 raise AssertionError(f"openai path {seen.path}")
             if seen.headers.get("authorization") != f"Bearer {API_KEY}":
                 raise AssertionError("openai: missing bearer key")
-        adapter = self.streaming if seen.body.get("stream") else self.non_streaming
-        check_typed_dict(adapter, seen.body, "openai request")
+        check_typed_dict(sdk_adapter("openai", bool(seen.body.get("stream"))), seen.body, "openai request")
 
     def is_stream(self, seen: Seen) -> bool:
         return bool(seen.body.get("stream"))
@@ -235,19 +262,12 @@ class AnthropicWire:
 
     name = "anthropic"
 
-    def __init__(self) -> None:
-        from anthropic.types import message_create_params as params
-
-        self.non_streaming = TypeAdapter(params.MessageCreateParamsNonStreaming)
-        self.streaming = TypeAdapter(params.MessageCreateParamsStreaming)
-
     def check(self, seen: Seen) -> None:
         if seen.path != "/v1/messages":
             raise AssertionError(f"anthropic path {seen.path}")
         if seen.headers.get("x-api-key") != API_KEY or not seen.headers.get("anthropic-version"):
             raise AssertionError("anthropic: missing x-api-key or anthropic-version")
-        adapter = self.streaming if seen.body.get("stream") else self.non_streaming
-        check_typed_dict(adapter, seen.body, "anthropic request")
+        check_typed_dict(sdk_adapter("anthropic", bool(seen.body.get("stream"))), seen.body, "anthropic request")
 
     def is_stream(self, seen: Seen) -> bool:
         return bool(seen.body.get("stream"))
@@ -279,9 +299,7 @@ class AnthropicWire:
         return 200, {"content-type": "application/json"}, [message.model_dump_json().encode()]
 
     def stream(self, turn: Turn, seen: Seen) -> Response:
-        from anthropic.types import RawMessageStreamEvent
-
-        adapter: TypeAdapter[Any] = TypeAdapter(RawMessageStreamEvent)
+        adapter = anthropic_events()
         raw: list[dict[str, Any]] = [
             {
                 "type": "message_start",
@@ -375,11 +393,14 @@ class GeminiWire:
     name = "gemini"
     _TOP = ("contents", "systemInstruction", "tools", "toolConfig", "generationConfig", "safetySettings")
 
+    def __init__(self, model: str = MODEL) -> None:
+        self.model = model
+
     def check(self, seen: Seen) -> None:
         from google.genai import types
 
         method = "streamGenerateContent" if self.is_stream(seen) else "generateContent"
-        if seen.path != f"/v1beta/models/{MODEL}:{method}":
+        if seen.path != f"/v1beta/models/{self.model}:{method}":
             raise AssertionError(f"gemini path {seen.path}")
         if self.is_stream(seen) and seen.query.get("alt") != ["sse"]:
             raise AssertionError("gemini: streaming needs alt=sse")
@@ -496,10 +517,11 @@ class BedrockWire:
 
     name = "bedrock"
 
-    def __init__(self, bearer: str | None = None, session_token: str | None = None) -> None:
-        import botocore.session
-
-        self.model = botocore.session.get_session().get_service_model("bedrock-runtime")
+    def __init__(
+        self, bearer: str | None = None, session_token: str | None = None, model_id: str = BEDROCK_MODEL
+    ) -> None:
+        self.model = bedrock_service()
+        self.model_id = model_id
         self.bearer = bearer
         self.session_token = session_token
 
@@ -511,7 +533,7 @@ class BedrockWire:
         from botocore.validate import ParamValidator
 
         operation = self._operation(seen)
-        params = {"modelId": BEDROCK_MODEL, **seen.body}
+        params = {"modelId": self.model_id, **seen.body}
         report = ParamValidator().validate(params, operation.input_shape)
         if report.has_errors():
             raise AssertionError(f"bedrock request: {report.generate_report()}")
