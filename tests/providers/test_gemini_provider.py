@@ -204,3 +204,14 @@ def test_stream_cut_before_the_finish_is_an_error() -> None:
 def test_bad_thinking_budget_is_refused(budget: Any) -> None:
     with pytest.raises(ProviderConfigError):
         GeminiProvider("k", "g", thinking_budget=budget)
+
+
+def test_a_signature_without_thoughts_is_kept_but_not_sent_as_an_empty_thought() -> None:
+    body = {
+        "candidates": [{"content": {"parts": [{"text": "No.", "thoughtSignature": "c2ln"}]}, "finishReason": "STOP"}]
+    }
+    provider = gemini("AIza-test-0123456789", "g", transport=FakeServer(json_reply(body)).transport)
+    response = asyncio.run(provider.complete(user_request()))
+    assert response.reasoning == [ReasoningBlock(kind="summary", signature="c2ln", source="gemini.thought")]
+    echoed = build_body(LLMRequest(messages=[Message(role="assistant", content="No.", reasoning=response.reasoning)]))
+    assert echoed["contents"] == [{"role": "model", "parts": [{"text": "No."}]}]

@@ -91,7 +91,7 @@ def to_wire_contents(messages: list[Message]) -> list[dict[str, Any]]:
             parts: list[dict[str, Any]] = [
                 {"text": block.text, "thought": True, "thoughtSignature": block.signature}
                 for block in message.reasoning
-                if block.source == "gemini.thought" and block.signature
+                if block.source == "gemini.thought" and block.signature and block.text
             ]
             if message.content or not message.tool_calls:
                 parts.append({"text": message.content})
