@@ -276,7 +276,7 @@ def test_keys_and_their_fragments_never_reach_an_error(server: VendorServer, nam
     echo = f"you sent {secret[:9]}****{secret[-4:]} (full: {secret}; tail {secret[-8:]})"
     vendor = Vendor(name, server)
     provider = vendor.provider(Fail(kind, echo))  # type: ignore[arg-type]
-    with pytest.raises(ProviderError) as info:
+    with pytest.raises(ERRORS[kind]) as info:
         complete(provider)
     surfaces = [str(info.value), repr(info.value), repr(vars(info.value)), repr(provider)]
     for surface in surfaces:
