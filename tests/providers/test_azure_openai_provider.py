@@ -146,3 +146,29 @@ def test_configuration_errors(monkeypatch: pytest.MonkeyPatch, kwargs: dict[str,
     with pytest.raises(ProviderConfigError) as info:
         AzureOpenAIProvider(**kwargs)
     assert words in str(info.value)
+
+
+def test_without_a_key_default_azure_credential_signs_in(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real DefaultAzureCredential is used; here no identity is available, so the error says how to sign in."""
+    monkeypatch.setenv("AZURE_TOKEN_CREDENTIALS", "EnvironmentCredential")
+    for name in ("AZURE_CLIENT_ID", "AZURE_TENANT_ID", "AZURE_CLIENT_SECRET", "AZURE_CLIENT_CERTIFICATE_PATH"):
+        monkeypatch.delenv(name, raising=False)
+    fake = FakeServer(json_reply(ANSWER))
+    provider = azure_openai("https://res.openai.azure.com", "d", transport=fake.transport)
+    with pytest.raises(ProviderAuthError) as info:
+        asyncio.run(provider.complete(user_request()))
+    assert "ClientAuthenticationError" in str(info.value) and "az login" in str(info.value)
+    assert fake.seen == []
+    from azure.identity import DefaultAzureCredential
+
+    assert isinstance(provider._credential, DefaultAzureCredential)
+
+
+def test_without_a_key_or_the_extra_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "azure.identity", None)
+    provider = azure_openai("https://res.openai.azure.com", "d", transport=FakeServer(json_reply(ANSWER)).transport)
+    with pytest.raises(ProviderAuthError) as info:
+        asyncio.run(provider.complete(user_request()))
+    assert "AZURE_OPENAI_API_KEY" in str(info.value) and "agentfootprint[azure]" in str(info.value)

@@ -202,3 +202,13 @@ def test_aws_error_types(status: int, kind: str, error: type[Exception]) -> None
 def test_thinking_budget_is_checked() -> None:
     with pytest.raises(ProviderConfigError):
         bedrock("m", region=REGION, api_key="ABSK-test-0123456789", thinking_budget=100)
+
+
+def test_without_botocore_says_which_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "botocore.auth", None)
+    with pytest.raises(ProviderConfigError) as info:
+        bedrock("m", region=REGION)
+    assert "agentfootprint[bedrock]" in str(info.value)
+    assert bedrock("m", region=REGION, api_key="ABSK-test-0123456789").region == REGION

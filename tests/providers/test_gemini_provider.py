@@ -215,3 +215,66 @@ def test_a_signature_without_thoughts_is_kept_but_not_sent_as_an_empty_thought()
     assert response.reasoning == [ReasoningBlock(kind="summary", signature="c2ln", source="gemini.thought")]
     echoed = build_body(LLMRequest(messages=[Message(role="assistant", content="No.", reasoning=response.reasoning)]))
     assert echoed["contents"] == [{"role": "model", "parts": [{"text": "No."}]}]
+
+
+def test_vertex_signs_in_with_application_default_credentials(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A service-account file found through GOOGLE_APPLICATION_CREDENTIALS; google-auth fetches the token over HTTP."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from threading import Thread
+    from urllib.parse import parse_qs
+
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    grants: list[str] = []
+
+    class TokenEndpoint(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+        def do_POST(self) -> None:
+            form = parse_qs(self.rfile.read(int(self.headers["content-length"])).decode())
+            grants.append(form["grant_type"][0])
+            body = json.dumps({"access_token": "ya29.from-adc-0123456789", "expires_in": 3600}).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    endpoint = ThreadingHTTPServer(("127.0.0.1", 0), TokenEndpoint)
+    Thread(target=endpoint.serve_forever, daemon=True).start()
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    account = {
+        "type": "service_account",
+        "project_id": "proj-1",
+        "private_key_id": "k1",
+        "private_key": pem.decode(),
+        "client_email": "agent@proj-1.iam.gserviceaccount.com",
+        "client_id": "1",
+        "token_uri": f"http://127.0.0.1:{endpoint.server_address[1]}/token",
+    }
+    path = tmp_path / "sa.json"
+    path.write_text(json.dumps(account))
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(path))
+    answer = FakeServer(json_reply({"candidates": [{"content": {"parts": [{"text": "adc"}]}, "finishReason": "STOP"}]}))
+    provider = gemini(model="g", vertex=True, project="proj-1", transport=answer.transport)
+    try:
+        assert asyncio.run(provider.complete(user_request())).content == "adc"
+        assert asyncio.run(provider.complete(user_request())).content == "adc"
+    finally:
+        endpoint.shutdown()
+        endpoint.server_close()
+    assert answer.last.headers["authorization"] == "Bearer ya29.from-adc-0123456789"
+    assert grants == ["urn:ietf:params:oauth:grant-type:jwt-bearer"]
+
+
+def test_vertex_without_google_auth_says_which_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "google.auth", None)
+    provider = gemini(model="g", vertex=True, project="p", transport=FakeServer(json_reply({})).transport)
+    with pytest.raises(ProviderConfigError) as info:
+        asyncio.run(provider.complete(user_request()))
+    assert "agentfootprint[gemini]" in str(info.value)
