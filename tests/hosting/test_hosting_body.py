@@ -39,7 +39,7 @@ def test_refuses_a_body_over_the_cap_with_413() -> None:
     raw = json.dumps({"k": "x" * 100}).encode()
     with pytest.raises(WireRequestRefusal) as info:
         parse_json_body(raw, max_bytes=len(raw) - 1)
-    assert (info.value.status, info.value.code, info.value.field) == (413, "ERR_AGUI_BODY_TOO_LARGE", None)
+    assert (info.value.status, info.value.reason, info.value.field) == (413, "ERR_AGUI_BODY_TOO_LARGE", None)
 
 
 def test_str_body_is_measured_in_utf8_bytes() -> None:
@@ -56,20 +56,20 @@ def test_str_body_is_measured_in_utf8_bytes() -> None:
 def test_refuses_non_json_with_400(raw: bytes) -> None:
     with pytest.raises(WireRequestRefusal) as info:
         parse_json_body(raw)
-    assert (info.value.status, info.value.code) == (400, "ERR_AGUI_NOT_JSON")
+    assert (info.value.status, info.value.reason) == (400, "ERR_AGUI_NOT_JSON")
 
 
 def test_refuses_repeated_keys() -> None:
     with pytest.raises(WireRequestRefusal) as info:
         parse_json_body(b'{"threadId": "a", "threadId": "b"}')
-    assert info.value.code == "ERR_AGUI_DUPLICATE_KEY"
+    assert info.value.reason == "ERR_AGUI_DUPLICATE_KEY"
 
 
 def test_refuses_nesting_too_deep_for_the_parser() -> None:
     raw = b"[" * 200_000 + b"]" * 200_000
     with pytest.raises(WireRequestRefusal) as info:
         parse_json_body(raw, max_bytes=10**6)
-    assert info.value.code == "ERR_AGUI_TOO_DEEP"
+    assert info.value.reason == "ERR_AGUI_TOO_DEEP"
 
 
 def test_content_length_header() -> None:
@@ -130,11 +130,11 @@ def test_check_json_value_depth_and_text() -> None:
         deep = [deep]
     with pytest.raises(WireRequestRefusal) as info:
         check_json_value(deep, "state")
-    assert (info.value.code, info.value.field) == ("ERR_AGUI_TOO_DEEP", "state")
+    assert (info.value.reason, info.value.field) == ("ERR_AGUI_TOO_DEEP", "state")
     check_json_value({"a": ["ok", "é"]}, "state")
     with pytest.raises(WireRequestRefusal) as info:
         check_json_value({"a": ["\ud800"]}, "state")
-    assert info.value.code == "ERR_AGUI_TEXT_INVALID"
+    assert info.value.reason == "ERR_AGUI_TEXT_INVALID"
     with pytest.raises(WireRequestRefusal):
         check_json_value({"\udfff": 1}, "state")
 
@@ -152,7 +152,7 @@ def test_refusal_json_shape_and_base_class() -> None:
 
 def test_custom_refusal_and_status_guard() -> None:
     refusal = WireRequestRefusal("ERR_GATEWAY_BODY", "messages", status=422, message="the gateway body is wrong")
-    assert (refusal.status, refusal.code, refusal.message) == (422, "ERR_GATEWAY_BODY", "the gateway body is wrong")
+    assert (refusal.status, refusal.reason, refusal.message) == (422, "ERR_GATEWAY_BODY", "the gateway body is wrong")
     for status in (200, 500, 399, True):
         with pytest.raises(ValueError):
             WireRequestRefusal("ERR_X", status=status)

@@ -48,15 +48,15 @@ def test_only_the_newest_user_message_runs_and_the_server_copy_is_conversation()
 
 def test_newest_must_be_a_user_message() -> None:
     refusal = refusal_of(body(user("m1"), assistant("a9", "pretend")))
-    assert (refusal.code, refusal.field) == ("ERR_AGUI_NO_USER_MESSAGE", "messages[1].role")
+    assert (refusal.reason, refusal.field) == ("ERR_AGUI_NO_USER_MESSAGE", "messages[1].role")
     refusal = refusal_of(body(messages=[]))
-    assert (refusal.code, refusal.field) == ("ERR_AGUI_NO_USER_MESSAGE", "messages")
+    assert (refusal.reason, refusal.field) == ("ERR_AGUI_NO_USER_MESSAGE", "messages")
 
 
 @pytest.mark.parametrize("content", ["", "   \n", [], [{"type": "text", "text": " "}]])
 def test_empty_user_message_is_refused(content: Any) -> None:
     refusal = refusal_of(body(user("m1", content)))
-    assert (refusal.code, refusal.field) == ("ERR_AGUI_EMPTY_MESSAGE", "messages[0].content")
+    assert (refusal.reason, refusal.field) == ("ERR_AGUI_EMPTY_MESSAGE", "messages[0].content")
 
 
 def test_an_image_alone_is_not_empty() -> None:
@@ -73,7 +73,7 @@ def test_text_parts_are_joined() -> None:
 
 def test_replayed_message_is_refused() -> None:
     refusal = refusal_of(body(user("m1", "hi")), held=HeldThread(conversation=STORED))
-    assert (refusal.status, refusal.code, refusal.field) == (409, "ERR_AGUI_MESSAGE_REPLAYED", "messages[0].id")
+    assert (refusal.status, refusal.reason, refusal.field) == (409, "ERR_AGUI_MESSAGE_REPLAYED", "messages[0].id")
 
 
 def test_tool_message_answers_the_held_frontend_call() -> None:
@@ -98,21 +98,21 @@ def test_parallel_frontend_calls_must_all_be_answered() -> None:
     plan = run(body(user("m1"), tool_msg("x1", "c1"), tool_msg("x2", "c2")), held=held)
     assert [a.tool_call_id for a in plan.tool_answers] == ["c1", "c2"]
     refusal = refusal_of(body(user("m1"), tool_msg("x1", "c1")), held=held)
-    assert (refusal.status, refusal.code, refusal.field) == (409, "ERR_AGUI_PAUSE_INCOMPLETE", "messages")
+    assert (refusal.status, refusal.reason, refusal.field) == (409, "ERR_AGUI_PAUSE_INCOMPLETE", "messages")
     refusal = refusal_of(body(user("m1"), tool_msg("x1", "c1"), tool_msg("x2", "c1")), held=held)
-    assert (refusal.code, refusal.field) == ("ERR_AGUI_DUPLICATE_ID", "messages[2].toolCallId")
+    assert (refusal.reason, refusal.field) == ("ERR_AGUI_DUPLICATE_ID", "messages[2].toolCallId")
 
 
 def test_tool_message_for_a_call_not_held_is_refused() -> None:
     refusal = refusal_of(body(user("m1"), tool_msg("x1", "c1")))
-    assert (refusal.status, refusal.code, refusal.field) == (
+    assert (refusal.status, refusal.reason, refusal.field) == (
         409,
         "ERR_AGUI_TOOL_RESULT_NOT_HELD",
         "messages[1].toolCallId",
     )
     held = HeldThread(pause=HeldPause(frontend_tool_call_ids=("c1",)))
     refusal = refusal_of(body(user("m1"), tool_msg("x1", "c-other")), held=held)
-    assert refusal.code == "ERR_AGUI_TOOL_RESULT_NOT_HELD"
+    assert refusal.reason == "ERR_AGUI_TOOL_RESULT_NOT_HELD"
 
 
 def test_earlier_tool_messages_are_history_not_answers() -> None:
@@ -132,26 +132,26 @@ def test_resume_for_a_foreign_interrupt_is_refused() -> None:
     held = HeldThread(conversation=STORED, pause=HeldPause(interrupt_ids=("int-1",)))
     resume = [{"interruptId": "int-1", "status": "resolved"}, {"interruptId": "int-X", "status": "resolved"}]
     refusal = refusal_of(body(user("m1"), resume=resume), held=held)
-    assert (refusal.status, refusal.code, refusal.field) == (409, "ERR_AGUI_RESUME_NOT_HELD", "resume[1].interruptId")
+    assert (refusal.status, refusal.reason, refusal.field) == (409, "ERR_AGUI_RESUME_NOT_HELD", "resume[1].interruptId")
     refusal = refusal_of(body(user("m9"), resume=[{"interruptId": "int-1", "status": "resolved"}]))
-    assert refusal.code == "ERR_AGUI_RESUME_NOT_HELD"
+    assert refusal.reason == "ERR_AGUI_RESUME_NOT_HELD"
 
 
 def test_a_pause_waiting_on_two_interrupts_needs_both() -> None:
     held = HeldThread(conversation=STORED, pause=HeldPause(interrupt_ids=("i1", "i2")))
     refusal = refusal_of(body(user("m1"), resume=[{"interruptId": "i1", "status": "cancelled"}]), held=held)
-    assert (refusal.code, refusal.field) == ("ERR_AGUI_PAUSE_INCOMPLETE", "resume")
+    assert (refusal.reason, refusal.field) == ("ERR_AGUI_PAUSE_INCOMPLETE", "resume")
 
 
 def test_a_new_message_while_paused_is_refused() -> None:
     held = HeldThread(conversation=STORED, pause=HeldPause(interrupt_ids=("i1",)))
     refusal = refusal_of(body(user("m1"), user("m2", "ignore the question")), held=held)
-    assert (refusal.status, refusal.code, refusal.field) == (409, "ERR_AGUI_PAUSE_PENDING", "messages[1]")
+    assert (refusal.status, refusal.reason, refusal.field) == (409, "ERR_AGUI_PAUSE_PENDING", "messages[1]")
     refusal = refusal_of(body(user("m1")), held=held)
-    assert (refusal.code, refusal.field) == ("ERR_AGUI_PAUSE_PENDING", "resume")
+    assert (refusal.reason, refusal.field) == ("ERR_AGUI_PAUSE_PENDING", "resume")
     held_tool = HeldThread(conversation=STORED, pause=HeldPause(frontend_tool_call_ids=("c1",)))
     refusal = refusal_of(body(user("m1")), held=held_tool)
-    assert (refusal.code, refusal.field) == ("ERR_AGUI_PAUSE_PENDING", "messages")
+    assert (refusal.reason, refusal.field) == ("ERR_AGUI_PAUSE_PENDING", "messages")
 
 
 def test_an_empty_pause_is_no_pause() -> None:
@@ -171,12 +171,14 @@ def test_allow_listed_tool_not_offered_is_not_given() -> None:
     assert plan.frontend_tools == ()
 
 
-def test_frontend_tool_not_allow_listed_is_refused() -> None:
-    refusal = refusal_of(
+def test_frontend_tool_not_allow_listed_is_not_run_R001_17() -> None:
+    """R001-17: an unlisted tool the page offers is never given to the model; the request itself goes on."""
+    plan = run(
         body(tools=[{"name": "pick_color"}, {"name": "delete_account", "description": "x"}]),
         rules=TurnRules.build(frontend_tools=[COLOR]),
     )
-    assert (refusal.code, refusal.field) == ("ERR_AGUI_TOOL_NOT_ALLOWED", "tools[1].name")
+    assert plan.frontend_tools == (COLOR,)
+    assert run(body(tools=[{"name": "delete_account"}]), rules=TurnRules.build()).frontend_tools == ()
 
 
 def test_turn_rules_accept_dicts_and_tools() -> None:
@@ -198,9 +200,9 @@ def test_turn_rules_accept_dicts_and_tools() -> None:
 
 def test_state_and_context_need_a_validator() -> None:
     refusal = refusal_of(body(state={"cart": [1]}))
-    assert (refusal.status, refusal.code, refusal.field) == (400, "ERR_AGUI_STATE_NOT_ACCEPTED", "state")
+    assert (refusal.status, refusal.reason, refusal.field) == (400, "ERR_AGUI_STATE_NOT_ACCEPTED", "state")
     refusal = refusal_of(body(context=[{"description": "d", "value": "v"}]))
-    assert (refusal.code, refusal.field) == ("ERR_AGUI_CONTEXT_NOT_ACCEPTED", "context")
+    assert (refusal.reason, refusal.field) == ("ERR_AGUI_CONTEXT_NOT_ACCEPTED", "context")
     plan = run(body(state={}, context=[]))
     assert (plan.state, plan.context) == (None, None)
     plan = run(body(state=None))
@@ -233,13 +235,13 @@ def test_a_validator_that_raises_refuses_with_422_in_fixed_words() -> None:
         raise ValueError(f"bad state {value!r}")
 
     refusal = refusal_of(body(state={"secret": "SECRET-STATE-VALUE"}), rules=TurnRules.build(accept_state=accept_state))
-    assert (refusal.status, refusal.code, refusal.field) == (422, "ERR_AGUI_STATE_INVALID", "state")
+    assert (refusal.status, refusal.reason, refusal.field) == (422, "ERR_AGUI_STATE_INVALID", "state")
     assert "SECRET" not in str(refusal.to_json())
     refusal = refusal_of(
         body(context=[{"description": "d", "value": "v"}]),
         rules=TurnRules.build(accept_context=lambda v, s: 1 / 0),
     )
-    assert (refusal.status, refusal.code) == (422, "ERR_AGUI_CONTEXT_INVALID")
+    assert (refusal.status, refusal.reason) == (422, "ERR_AGUI_CONTEXT_INVALID")
 
 
 def test_an_async_validator_is_a_configuration_error() -> None:

@@ -154,9 +154,9 @@ def pipeline(raw: bytes, held: HeldThread, turn_rules: TurnRules) -> WireRequest
 
 def assert_quiet(refusal: WireRequestRefusal, value: Any) -> None:
     out = refusal.to_json()
-    assert set(out) == {"error"} and set(out["error"]) == {"code", "field", "message"}
-    assert 400 <= refusal.status <= 499 and refusal.code in REFUSALS
-    assert out["error"]["message"] == REFUSALS[refusal.code][1]
+    assert set(out) == {"error"} and set(out["error"]) == {"code", "field", "message", "reason"}
+    assert 400 <= refusal.status <= 499 and refusal.reason in REFUSALS
+    assert out["error"]["message"] == REFUSALS[refusal.reason][1]
     assert out["error"]["field"] is None or FIELD.fullmatch(out["error"]["field"])
     text = json.dumps(out, ensure_ascii=False)
     for s in strings_in(value):
@@ -204,5 +204,5 @@ def test_custom_reader_output_is_checked_the_same(value: dict[str, Any]) -> None
         try:
             outcomes.append(attempt())
         except WireRequestRefusal as refusal:
-            outcomes.append((refusal.code, refusal.field))
+            outcomes.append((refusal.reason, refusal.field))
     assert outcomes[0] == outcomes[1]

@@ -50,12 +50,12 @@ async def test_the_owner_backtracks_a_served_conversation_and_nobody_else_sees_i
 
         for headers in (BOB_H, {}):
             other = await http.get(url, headers=headers)
-            assert other.status_code == 404 and other.json()["error"]["code"] == "ERR_AGUI_THREAD_NOT_FOUND"
+            assert other.status_code == 404 and other.json()["error"]["reason"] == "ERR_AGUI_THREAD_NOT_FOUND"
             assert SECRET not in other.text and "weather" not in other.text
         missing = await http.get(f"{live_agui}/agui/threads/no-such-thread/recording", headers=ALICE_H)
-        assert missing.status_code == 404 and missing.json()["error"]["code"] == "ERR_AGUI_THREAD_NOT_FOUND"
+        assert missing.status_code == 404 and missing.json()["error"]["reason"] == "ERR_AGUI_THREAD_NOT_FOUND"
         long_id = await http.get(f"{live_agui}/agui/threads/{'x' * 129}/recording", headers=ALICE_H)
-        assert long_id.status_code == 400 and long_id.json()["error"]["code"] == "ERR_AGUI_ID_TOO_LONG"
+        assert long_id.status_code == 400 and long_id.json()["error"]["reason"] == "ERR_AGUI_ID_TOO_LONG"
         assert (await http.post(url, headers=ALICE_H)).status_code == 405
 
     trail = backtrack(Recording.model_validate(data))
@@ -87,7 +87,7 @@ async def test_every_store_keeps_the_last_recording_for_its_owner(make_store: St
     try:
         with pytest.raises(WireRequestRefusal) as unknown:
             await store.read_recording("t1", ALICE)
-        assert (unknown.value.status, unknown.value.code) == (404, "ERR_AGUI_THREAD_NOT_FOUND")
+        assert (unknown.value.status, unknown.value.reason) == (404, "ERR_AGUI_THREAD_NOT_FOUND")
         await store.save(await store.acquire("t1", ALICE), RECORD)
         assert await store.read_recording("t1", ALICE) is None
         await store.save(await store.acquire("t1", ALICE), RECORD, json.dumps({"run": 1}))
@@ -98,9 +98,12 @@ async def test_every_store_keeps_the_last_recording_for_its_owner(make_store: St
         for caller in (BOB, None):
             with pytest.raises(WireRequestRefusal) as other:
                 await store.read_recording("t1", caller)
-            assert (other.value.status, other.value.code) == (404, "ERR_AGUI_THREAD_NOT_FOUND")
+            assert (other.value.status, other.value.reason) == (404, "ERR_AGUI_THREAD_NOT_FOUND")
         await store.save(await store.acquire("t2", None), RECORD, json.dumps({"run": 3}))
-        assert await store.read_recording("t2", BOB) == {"run": 3}, "a thread nobody signed for is anyone's"
+        assert await store.read_recording("t2", None) == {"run": 3}, "a thread nobody signed for is any guest's"
+        with pytest.raises(WireRequestRefusal) as signed:
+            await store.read_recording("t2", BOB)
+        assert signed.value.status == 404, "and never a signed-in caller's"
     finally:
         await store.close()
 
@@ -128,8 +131,10 @@ async def test_a_sqlite_table_from_before_recordings_gains_the_column(tmp_path: 
         conn.execute("INSERT INTO agentfootprint_threads VALUES ('old', NULL, '[]', NULL, NULL, NULL, NULL, 0)")
     store = sqlite_sessions(path)
     try:
-        assert await store.read_recording("old", ALICE) is None
-        await store.save(await store.acquire("old", ALICE), RECORD, json.dumps({"run": 1}))
-        assert await store.read_recording("old", ALICE) == {"run": 1}
+        assert await store.read_recording("old", None) is None
+        await store.save(await store.acquire("old", None), RECORD, json.dumps({"run": 1}))
+        assert await store.read_recording("old", None) == {"run": 1}
+        summary = (await store.read_thread("old", None)).summary
+        assert summary.created_at == summary.updated_at > 0, "a row from before creation times: created = updated"
     finally:
         await store.close()

@@ -89,7 +89,7 @@ def test_an_id_of_129_characters_is_refused_not_truncated(where: str) -> None:
     long_id = "a" * (MAX_ID_LENGTH + 1)
     value = body(user(long_id)) if where.startswith("messages") else body(**{where: long_id})
     refusal = refused(value)
-    assert (refusal.code, refusal.field, refusal.status) == ("ERR_AGUI_ID_TOO_LONG", where, 400)
+    assert (refusal.reason, refusal.field, refusal.status) == ("ERR_AGUI_ID_TOO_LONG", where, 400)
 
 
 @pytest.mark.parametrize(
@@ -98,7 +98,7 @@ def test_an_id_of_129_characters_is_refused_not_truncated(where: str) -> None:
 )
 def test_id_charset_is_enforced(bad: str) -> None:
     refusal = refused(body(threadId=bad))
-    assert (refusal.code, refusal.field) == ("ERR_AGUI_ID_FORMAT", "threadId")
+    assert (refusal.reason, refusal.field) == ("ERR_AGUI_ID_FORMAT", "threadId")
 
 
 @pytest.mark.parametrize(
@@ -214,7 +214,7 @@ def test_shape_refusals_name_the_field(
     value = body()
     mutate(value)
     refusal = refused(value)
-    assert (refusal.code, refusal.field) == (code, field), name
+    assert (refusal.reason, refusal.field) == (code, field), name
     assert refusal.status == 400
 
 
@@ -234,7 +234,7 @@ def test_tool_and_assistant_message_shapes() -> None:
     ]
     for message, code, field in cases:
         refusal = refused(body(message))
-        assert (refusal.code, refusal.field) == (code, field)
+        assert (refusal.reason, refusal.field) == (code, field)
 
 
 @pytest.mark.parametrize(
@@ -261,13 +261,13 @@ def test_reasoning_message_text_is_read_as_history() -> None:
 
 def test_duplicate_message_ids_are_refused() -> None:
     refusal = refused(body(user("m1", "a"), assistant("m1"), user("m2", "b")))
-    assert (refusal.code, refusal.field) == ("ERR_AGUI_DUPLICATE_ID", "messages[1].id")
+    assert (refusal.reason, refusal.field) == ("ERR_AGUI_DUPLICATE_ID", "messages[1].id")
 
 
 def test_not_an_object() -> None:
     for value in ([], "x", 1, None, True):
         refusal = refused(value)
-        assert (refusal.code, refusal.field) == ("ERR_AGUI_NOT_OBJECT", None)
+        assert (refusal.reason, refusal.field) == ("ERR_AGUI_NOT_OBJECT", None)
 
 
 def test_default_reader_is_the_body() -> None:
@@ -303,7 +303,7 @@ def test_custom_reader_cannot_weaken_a_rule() -> None:
 
     with pytest.raises(WireRequestRefusal) as info:
         read_request(reader, RequestFacts(body={}))
-    assert (info.value.code, info.value.field) == ("ERR_AGUI_ID_TOO_LONG", "threadId")
+    assert (info.value.reason, info.value.field) == ("ERR_AGUI_ID_TOO_LONG", "threadId")
 
     def smuggler(_: RequestFacts) -> TurnRequest:
         return TurnRequest.model_construct(thread_id="t", run_id="r", messages=(), tools=(), resume=(), state=None)
@@ -315,7 +315,7 @@ def test_custom_reader_cannot_weaken_a_rule() -> None:
 
     with pytest.raises(WireRequestRefusal) as info:
         read_request(system, RequestFacts(body={}))
-    assert info.value.code == "ERR_AGUI_SYSTEM_MESSAGE"
+    assert info.value.reason == "ERR_AGUI_SYSTEM_MESSAGE"
 
 
 class ShapeShifter(Mapping[str, Any]):
@@ -342,7 +342,7 @@ def test_custom_reader_output_is_copied_as_plain_json() -> None:
     shifter = ShapeShifter()
     with pytest.raises(WireRequestRefusal) as info:
         read_request(lambda _: shifter, RequestFacts(body={}))
-    assert info.value.code == "ERR_AGUI_UNREADABLE"
+    assert info.value.reason == "ERR_AGUI_UNREADABLE"
 
     captured: dict[str, Any] = {"threadId": "t", "runId": "r", "messages": [user()]}
     turn = read_request(lambda _: captured, RequestFacts(body={}))
@@ -362,7 +362,7 @@ def test_custom_reader_output_is_copied_as_plain_json() -> None:
 def test_custom_reader_failures_are_refused_in_fixed_words(produce: Callable[[], Any]) -> None:
     with pytest.raises(WireRequestRefusal) as info:
         read_request(lambda _: produce(), RequestFacts(body={}))
-    assert (info.value.code, info.value.status) == ("ERR_AGUI_UNREADABLE", 400)
+    assert (info.value.reason, info.value.status) == ("ERR_AGUI_UNREADABLE", 400)
 
 
 def test_custom_reader_refusal_reaches_the_caller() -> None:
@@ -371,13 +371,13 @@ def test_custom_reader_refusal_reaches_the_caller() -> None:
 
     with pytest.raises(WireRequestRefusal) as info:
         read_request(reader, RequestFacts(body={}))
-    assert (info.value.code, info.value.status) == ("ERR_GATEWAY_SHAPE", 422)
+    assert (info.value.reason, info.value.status) == ("ERR_GATEWAY_SHAPE", 422)
 
 
 def test_custom_reader_non_object_output() -> None:
     with pytest.raises(WireRequestRefusal) as info:
         read_request(lambda _: ["not", "a", "turn"], RequestFacts(body={}))  # type: ignore[arg-type,return-value]
-    assert info.value.code == "ERR_AGUI_NOT_OBJECT"
+    assert info.value.reason == "ERR_AGUI_NOT_OBJECT"
 
 
 def test_turn_request_round_trips_through_its_wire_shape() -> None:

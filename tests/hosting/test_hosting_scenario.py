@@ -36,9 +36,11 @@ def test_a_conversation_with_a_frontend_tool_and_an_interrupt() -> None:
 
     # While paused, a new message is refused; a forged tool answer is refused; the real answer is taken.
     history = [user("u1", "paint my room"), assistant("a1", None, [call("call-1")])]
-    assert refusal_of(body(*history, user("u2", "never mind")), held=held, rules=RULES).code == "ERR_AGUI_PAUSE_PENDING"
+    assert (
+        refusal_of(body(*history, user("u2", "never mind")), held=held, rules=RULES).reason == "ERR_AGUI_PAUSE_PENDING"
+    )
     forged = refusal_of(body(*history, tool_msg("t1", "call-9", "red")), held=held, rules=RULES)
-    assert forged.code == "ERR_AGUI_TOOL_RESULT_NOT_HELD"
+    assert forged.reason == "ERR_AGUI_TOOL_RESULT_NOT_HELD"
     plan = run(body(*history, tool_msg("t1", "call-1", "blue"), tools=TOOLS, runId="r2"), held=held, rules=RULES)
     assert plan.kind == "resume" and plan.tool_answers[0].content == "blue"
     stored += [tool_msg("t1", "call-1", "blue"), assistant("a2", "Blue it is. Shall I order paint?")]
@@ -57,7 +59,7 @@ def test_a_conversation_with_a_frontend_tool_and_an_interrupt() -> None:
 
     # Turn 4: no pause; the same user message again is a replay, a new one runs.
     held = HeldThread(conversation=tuple(stored))
-    assert refusal_of(body(*stored[:1]), held=held, rules=RULES).code == "ERR_AGUI_MESSAGE_REPLAYED"
+    assert refusal_of(body(*stored[:1]), held=held, rules=RULES).reason == "ERR_AGUI_MESSAGE_REPLAYED"
     plan = run(body(*stored, user("u3", "thanks")), held=held, rules=RULES)
     assert plan.message is not None and plan.message.id == "u3"
 

@@ -52,7 +52,7 @@ async def test_a_new_thread_is_created_busy_and_saving_frees_it(store: SessionSt
     assert lease.created and lease.record == ThreadRecord() and lease.thread_id == "t1"
     with pytest.raises(WireRequestRefusal) as busy:
         await store.acquire("t1", ALICE)
-    assert (busy.value.status, busy.value.code, busy.value.field) == (409, "ERR_AGUI_THREAD_BUSY", "threadId")
+    assert (busy.value.status, busy.value.reason, busy.value.field) == (409, "ERR_AGUI_THREAD_BUSY", "threadId")
     await store.save(lease, RECORD)
     again = await store.acquire("t1", ALICE)
     assert not again.created and again.record == RECORD
@@ -64,19 +64,25 @@ async def test_another_owner_gets_404_even_while_busy(store: SessionStore) -> No
     for caller in (BOB, None):
         with pytest.raises(WireRequestRefusal) as missing:
             await store.acquire("t1", caller)
-        assert (missing.value.status, missing.value.code) == (404, "ERR_AGUI_THREAD_NOT_FOUND")
+        assert (missing.value.status, missing.value.reason) == (404, "ERR_AGUI_THREAD_NOT_FOUND")
     await store.save(lease, RECORD)
     for caller in (BOB, None):
         with pytest.raises(WireRequestRefusal):
             await store.acquire("t1", caller)
 
 
-async def test_the_first_signed_caller_claims_an_anonymous_thread(store: SessionStore) -> None:
+async def test_an_anonymous_thread_is_never_handed_to_a_signed_in_caller(store: SessionStore) -> None:
+    """A guest's thread stays the guest's: a signed-in caller gets 404 and the guest is never locked out."""
     await store.save(await store.acquire("t1", None), RECORD)
-    await store.save(await store.acquire("t1", ALICE), RECORD)
-    with pytest.raises(WireRequestRefusal):
-        await store.acquire("t1", None)
-    await store.release(await store.acquire("t1", ALICE))
+    for caller in (ALICE, BOB):
+        with pytest.raises(WireRequestRefusal) as refused:
+            await store.acquire("t1", caller)
+        assert (refused.value.status, refused.value.reason) == (404, "ERR_AGUI_THREAD_NOT_FOUND")
+        with pytest.raises(WireRequestRefusal):
+            await store.read_recording("t1", caller)
+    lease = await store.acquire("t1", None)
+    assert lease.record == RECORD
+    await store.release(lease)
 
 
 async def test_releasing_a_never_saved_thread_drops_it(store: SessionStore) -> None:
@@ -104,23 +110,61 @@ async def test_threads_never_bleed(store: SessionStore) -> None:
 async def test_exactly_one_of_many_concurrent_claims_wins(store: SessionStore) -> None:
     results = await asyncio.gather(*(store.acquire("race", ALICE) for _ in range(8)), return_exceptions=True)
     winners = [r for r in results if not isinstance(r, BaseException)]
-    losers = [r for r in results if isinstance(r, WireRequestRefusal) and r.code == "ERR_AGUI_THREAD_BUSY"]
+    losers = [r for r in results if isinstance(r, WireRequestRefusal) and r.reason == "ERR_AGUI_THREAD_BUSY"]
     assert len(winners) == 1 and len(losers) == 7
     await store.release(winners[0])
 
 
+class Clock:
+    """A settable clock for lease expiry and retention."""
+
+    def __init__(self, now: float = 1_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
 async def test_an_expired_lease_can_be_taken_and_the_old_turn_cannot_save(make_store: StoreMaker) -> None:
-    quick = make_store(lease_seconds=0.0)
+    clock = Clock()
+    quick = make_store(lease_seconds=10, clock=clock)
     try:
         old = await quick.acquire("t1", ALICE)
         await quick.save(old, RECORD)
         stale = await quick.acquire("t1", ALICE)
+        clock.now += 9.9
+        with pytest.raises(WireRequestRefusal) as busy:
+            await quick.acquire("t1", ALICE)
+        assert busy.value.reason == "ERR_AGUI_THREAD_BUSY"
+        clock.now += 0.2
         fresh = await quick.acquire("t1", ALICE)
         with pytest.raises(LeaseLostError):
             await quick.save(stale, ThreadRecord())
+        with pytest.raises(LeaseLostError):
+            await quick.renew(stale)
         await quick.save(fresh, RECORD)
     finally:
         await quick.close()
+
+
+async def test_a_heartbeat_keeps_a_long_turn_busy_past_its_lease(make_store: StoreMaker) -> None:
+    """While a turn renews its lease, nobody takes the thread; once renewals stop, it expires after one lease."""
+    clock = Clock()
+    store = make_store(lease_seconds=10, clock=clock)
+    try:
+        lease = await store.acquire("t1", ALICE)
+        for _ in range(5):
+            clock.now += 6
+            await store.renew(lease)
+            with pytest.raises(WireRequestRefusal) as busy:
+                await store.acquire("t1", ALICE)
+            assert busy.value.reason == "ERR_AGUI_THREAD_BUSY"
+        clock.now += 10.1
+        taken = await store.acquire("t1", ALICE)
+        assert taken.created, "the crashed turn never saved, so the thread is still new"
+        await store.release(taken)
+    finally:
+        await store.close()
 
 
 async def test_a_stored_record_that_is_not_readable_fails_by_thread(
@@ -148,7 +192,7 @@ async def _corrupt(store: Any, thread_id: str) -> None:
         import sqlite3
 
         with sqlite3.connect(store.path) as conn:
-            conn.execute(f"UPDATE {table} SET pause = '[1, 2]' WHERE thread_id = ?", (thread_id,))
+            conn.execute(f"UPDATE {table} SET strings = '[1, 2]' WHERE thread_id = ?", (thread_id,))
         return
     async with store._connection() as conn, conn.transaction():
         await conn.execute(f"UPDATE {table} SET messages = 'nope' WHERE thread_id = %s", (thread_id,))

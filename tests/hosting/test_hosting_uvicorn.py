@@ -55,7 +55,7 @@ async def test_a_real_uvicorn_server_streams_turns_and_resumes_a_pause(tmp_path:
             assert text_of(events) == "You chose tea." and types(events)[-1] == "RUN_FINISHED"
 
             refused = await http.post(f"{base}/agui", content=b"not json", headers={"content-type": "application/json"})
-            assert refused.status_code == 400 and refused.json()["error"]["code"] == "ERR_AGUI_NOT_JSON"
+            assert refused.status_code == 400 and refused.json()["error"]["reason"] == "ERR_AGUI_NOT_JSON"
     finally:
         proc.terminate()
         try:

@@ -102,7 +102,7 @@ async def test_concurrent_turns_on_one_thread_across_replicas_get_exactly_one_40
             statuses = sorted(status for status, _ in results)
             assert statuses == [200, 409], results
             (busy,) = [payload for status, payload in results if status == 409]
-            assert busy["error"]["code"] == "ERR_AGUI_THREAD_BUSY"
+            assert busy["error"]["reason"] == "ERR_AGUI_THREAD_BUSY"
             (won,) = [payload for status, payload in results if status == 200]
             assert _text(won).endswith(": slow done.")
         status, events = await _post(http, b, _turn("race", "r3", "slow", "slow", "after"))

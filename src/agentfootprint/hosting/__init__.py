@@ -17,6 +17,9 @@ if TYPE_CHECKING:
         plain_json_copy,
         read_body_capped,
     )
+    from agentfootprint.hosting.identity import JwtIdentity, jwt_identity
+    from agentfootprint.hosting.limits import AdmissionLimits
+    from agentfootprint.hosting.memory_store import MemorySessions, memory_sessions
     from agentfootprint.hosting.plan import (
         FrontendTool,
         HeldPause,
@@ -33,7 +36,13 @@ if TYPE_CHECKING:
         plan_turn,
     )
     from agentfootprint.hosting.postgres_store import PostgresSessions, postgres_sessions
-    from agentfootprint.hosting.refusal import REFUSALS, HostingConfigError, WireRequestRefusal
+    from agentfootprint.hosting.refusal import (
+        INVALID_RUN_INPUT,
+        REFUSALS,
+        HostingConfigError,
+        HostUnavailableError,
+        WireRequestRefusal,
+    )
     from agentfootprint.hosting.request import (
         ID_PATTERN,
         MAX_ID_LENGTH,
@@ -46,14 +55,15 @@ if TYPE_CHECKING:
     )
     from agentfootprint.hosting.serve import load_factory, open_sessions, serve
     from agentfootprint.hosting.sessions import (
+        DEFAULT_LEASE_SECONDS,
         LeaseLostError,
-        MemorySessions,
         PauseRecord,
         SessionStore,
         StoredThreadUnreadableError,
         ThreadLease,
         ThreadRecord,
-        memory_sessions,
+        ThreadSummary,
+        ThreadTranscript,
     )
     from agentfootprint.hosting.sqlite_store import SqliteSessions, sqlite_sessions
 
@@ -67,14 +77,20 @@ _EXPORTS: dict[str, str] = {
     "load_factory": "serve",
     "open_sessions": "serve",
     "serve": "serve",
+    "JwtIdentity": "identity",
+    "jwt_identity": "identity",
+    "AdmissionLimits": "limits",
+    "MemorySessions": "memory_store",
+    "memory_sessions": "memory_store",
+    "DEFAULT_LEASE_SECONDS": "sessions",
     "LeaseLostError": "sessions",
-    "MemorySessions": "sessions",
     "PauseRecord": "sessions",
     "SessionStore": "sessions",
     "StoredThreadUnreadableError": "sessions",
     "ThreadLease": "sessions",
     "ThreadRecord": "sessions",
-    "memory_sessions": "sessions",
+    "ThreadSummary": "sessions",
+    "ThreadTranscript": "sessions",
     "SqliteSessions": "sqlite_store",
     "sqlite_sessions": "sqlite_store",
     "DEFAULT_MAX_BODY_BYTES": "body",
@@ -96,7 +112,9 @@ _EXPORTS: dict[str, str] = {
     "Validator": "plan",
     "bind_identity": "plan",
     "plan_turn": "plan",
+    "INVALID_RUN_INPUT": "refusal",
     "REFUSALS": "refusal",
+    "HostUnavailableError": "refusal",
     "HostingConfigError": "refusal",
     "WireRequestRefusal": "refusal",
     "ID_PATTERN": "request",
@@ -110,16 +128,21 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "DEFAULT_LEASE_SECONDS",
     "DEFAULT_MAX_BODY_BYTES",
     "ID_PATTERN",
+    "INVALID_RUN_INPUT",
     "MAX_ID_LENGTH",
     "MAX_JSON_DEPTH",
     "REFUSALS",
+    "AdmissionLimits",
     "AgentFactory",
     "FrontendTool",
     "HeldPause",
     "HeldThread",
+    "HostUnavailableError",
     "HostingConfigError",
+    "JwtIdentity",
     "LeaseLostError",
     "MemorySessions",
     "PauseRecord",
@@ -134,6 +157,8 @@ __all__ = [
     "ThreadBinder",
     "ThreadLease",
     "ThreadRecord",
+    "ThreadSummary",
+    "ThreadTranscript",
     "ToolAnswer",
     "TurnPlan",
     "TurnRequest",
@@ -147,6 +172,7 @@ __all__ = [
     "check_content_length",
     "check_turn_request",
     "current_turn",
+    "jwt_identity",
     "load_factory",
     "memory_sessions",
     "open_sessions",

@@ -1,18 +1,20 @@
-"""The AG-UI app: ``POST {path}`` runs the request door (seed 001), then streams the turn as AG-UI events over SSE.
+"""The AG-UI app: ``POST {path}`` runs the request door, then streams the turn as AG-UI events over SSE.
 
 One agent per turn from ``agent_factory()``; the conversation, any pause and the last run's recording live
-server-side in the session store (``GET {path}/threads/{id}/recording`` serves the recording to the owner)."""
+server-side in the session store. ``POST {path}/invoke`` runs the same turn and answers JSON; the owner's thread
+endpoints list, read and delete threads (``{path}/threads``, ``{path}/threads/{id}``, ``.../recording``)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
+import json
 import logging
 import re
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import anyio
 from ag_ui.core import (
@@ -28,6 +30,7 @@ from ag_ui.core import (
     TokenUsage,
 )
 from ag_ui.encoder import EventEncoder
+from pydantic import ValidationError
 from sse_starlette import EventSourceResponse
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -35,9 +38,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from agentfootprint.agent.agent import Agent, load_conversation, load_pause_checkpoint
-from agentfootprint.errors import AgentFootprintError
+from agentfootprint.agent.models import RunResult
+from agentfootprint.errors import AgentFootprintError, validation_field
 from agentfootprint.explain.recording import InvalidRecordingError, recording_of
 from agentfootprint.hosting.body import DEFAULT_MAX_BODY_BYTES, check_content_length, parse_json_body, read_body_capped
+from agentfootprint.hosting.limits import Admission, AdmissionLimits, Ticket
+from agentfootprint.hosting.memory_store import memory_sessions
 from agentfootprint.hosting.plan import (
     FrontendTool,
     ThreadBinder,
@@ -47,24 +53,23 @@ from agentfootprint.hosting.plan import (
     bind_identity,
     plan_turn,
 )
-from agentfootprint.hosting.refusal import HostingConfigError, WireRequestRefusal
+from agentfootprint.hosting.refusal import HostingConfigError, HostUnavailableError, WireRequestRefusal
 from agentfootprint.hosting.request import RequestFacts, RequestReader, TurnRequest, check_id, read_request
 from agentfootprint.hosting.sessions import (
+    DEFAULT_LEASE_SECONDS,
+    LeaseLostError,
     PauseRecord,
     SessionStore,
     StoredThreadUnreadableError,
     ThreadLease,
     ThreadRecord,
-    memory_sessions,
+    ThreadSummary,
     owner_key,
 )
 from agentfootprint.hosting.stream import AgUiTranslator, as_text, new_id
 from agentfootprint.identity import Identity
 from agentfootprint.providers import ProviderError
 from agentfootprint.tools import Tool, ToolContext, define_tool
-
-if TYPE_CHECKING:
-    from agentfootprint.agent.models import RunResult
 
 __all__ = ["AgentFactory", "ServedTurn", "ag_ui_app", "current_turn"]
 
@@ -118,44 +123,92 @@ def ag_ui_app(
     path: str = "/agui",
     reader: RequestReader | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    max_message_bytes: int | None = None,
+    limits: AdmissionLimits | Mapping[str, Any] | None = None,
+    retention_seconds: float | None = None,
 ) -> Starlette:
-    """An ASGI app serving ``agent_factory``'s agents over AG-UI at ``POST {path}`` (and ``GET /healthz``)."""
+    """An ASGI app serving ``agent_factory``'s agents over AG-UI at ``POST {path}`` (and ``GET /healthz``).
+
+    ``limits``: per-caller admission (429 + Retry-After); ``retention_seconds``: threads not written for that long
+    are deleted (checked at start and periodically); ``max_message_bytes``: the largest message a turn may carry."""
     if not callable(agent_factory):
         raise HostingConfigError("agent_factory must be a callable returning an Agent")
     if not isinstance(path, str) or not path.startswith("/") or path == "/healthz" or path.endswith("/"):
         raise HostingConfigError("path must start with '/', not end with '/', and not be '/healthz'")
-    if not isinstance(max_body_bytes, int) or isinstance(max_body_bytes, bool) or max_body_bytes < 1:
-        raise HostingConfigError("max_body_bytes must be a positive int")
+    max_body_bytes = _positive(max_body_bytes, "max_body_bytes")
+    if max_message_bytes is not None:
+        max_message_bytes = _positive(max_message_bytes, "max_message_bytes")
+    if retention_seconds is not None and (
+        isinstance(retention_seconds, bool)
+        or not isinstance(retention_seconds, int | float)
+        or not 60 <= retention_seconds <= 100 * 365 * 86_400
+    ):
+        raise HostingConfigError("retention_seconds must be a number of seconds, at least 60")
     if reader is not None and not callable(reader):
         raise HostingConfigError("reader must be callable")
     if bind_thread is not None and not callable(bind_thread):
         raise HostingConfigError("bind_thread must be callable")
+    try:
+        admission = AdmissionLimits.model_validate(limits or {})
+    except ValidationError as err:
+        raise HostingConfigError(f"limits.{validation_field(err, 'limits')} is not valid") from None
     rules = TurnRules.build(frontend_tools=frontend_tools, accept_state=accept_state, accept_context=accept_context)
-    host = _Host(agent_factory, sessions or memory_sessions(), rules, bind_thread, reader, max_body_bytes)
+    host = _Host(
+        agent_factory,
+        sessions or memory_sessions(),
+        rules,
+        bind_thread,
+        reader,
+        _Caps(max_body_bytes, max_message_bytes),
+        Admission(admission),
+        path,
+        float(retention_seconds) if retention_seconds is not None else None,
+    )
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        sweeper = asyncio.create_task(host.sweep_forever()) if host.retention is not None else None
         try:
             yield
         finally:
+            if sweeper is not None:
+                sweeper.cancel()
+                await asyncio.gather(sweeper, return_exceptions=True)
             await host.store.close()
 
     routes = [
         Route(path, host.handle, methods=["POST"]),
+        Route(path + "/invoke", host.invoke, methods=["POST"]),
+        Route(path + "/threads", host.list_threads, methods=["GET"]),
+        Route(path + "/threads/{thread_id:str}", host.transcript, methods=["GET"]),
+        Route(path + "/threads/{thread_id:str}", host.delete, methods=["DELETE"]),
         Route(path + "/threads/{thread_id:str}/recording", host.recording, methods=["GET"]),
         Route("/healthz", _health, methods=["GET"]),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.agentfootprint_sessions = host.store
+    app.state.agentfootprint_sweep = host.sweep
     return app
+
+
+def _positive(value: Any, name: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise HostingConfigError(f"{name} must be a positive int")
+    return value
 
 
 async def _health(_: Request) -> Response:
     return JSONResponse({"status": "ok"})
 
 
-def _error(status: int, code: str, field: str | None, message: str) -> JSONResponse:
-    return JSONResponse({"error": {"code": code, "field": field, "message": message}}, status_code=status)
+def _error(
+    status: int, code: str, field: str | None, message: str, headers: Mapping[str, str] | None = None
+) -> JSONResponse:
+    return JSONResponse(
+        {"error": {"code": code, "field": field, "message": message, "reason": code}},
+        status_code=status,
+        headers=dict(headers) if headers else None,
+    )
 
 
 def _frontend_execute(args: dict[str, Any], ctx: ToolContext) -> Any:
@@ -182,6 +235,47 @@ class _HostError(Exception):
         self.field = field
 
 
+def _failure(exc: BaseException, what: str) -> Response:
+    """The JSON answer for a request that failed before its turn ran (a refusal, or the server's own trouble)."""
+    if isinstance(exc, WireRequestRefusal):
+        return JSONResponse(exc.to_json(), status_code=exc.status, headers=exc.headers or None)
+    if isinstance(exc, StoredThreadUnreadableError):
+        return _error(500, exc.code, "threadId", str(exc))
+    if isinstance(exc, HostUnavailableError):
+        return _error(503, exc.code, None, exc.message, {"Retry-After": str(exc.retry_after)})
+    if isinstance(exc, _HostError):
+        return _error(500, exc.code, exc.field, exc.message)
+    logger.error("%s", what, exc_info=exc)
+    return _error(500, "ERR_AGUI_INTERNAL", None, "the server could not take this request")
+
+
+@dataclass(frozen=True)
+class _Caps:
+    body: int
+    message: int | None
+
+
+@dataclass
+class _Opened:
+    """A request that passed the door: its plan, the thread's lease, the headers, and its admission ticket."""
+
+    plan: TurnPlan
+    lease: ThreadLease
+    headers: Mapping[str, str]
+    ticket: Ticket
+
+
+@dataclass
+class _Served:
+    result: RunResult
+    finished: RunFinishedEvent
+    pause: PauseRecord | None
+
+
+def _discard(_: BaseEvent) -> None:
+    return None
+
+
 class _Host:
     def __init__(
         self,
@@ -190,14 +284,22 @@ class _Host:
         rules: TurnRules,
         binder: ThreadBinder | None,
         reader: RequestReader | None,
-        max_body_bytes: int,
+        caps: _Caps,
+        admission: Admission,
+        path: str,
+        retention: float | None,
     ) -> None:
         self.factory = factory
         self.store = store
         self.rules = rules
         self.binder = binder
         self.reader = reader
-        self.max_body_bytes = max_body_bytes
+        self.caps = caps
+        self.admission = admission
+        self.path = path
+        self.retention = retention
+        lease_seconds = getattr(store, "lease_seconds", DEFAULT_LEASE_SECONDS)
+        self.heartbeat_seconds = max(0.2, float(lease_seconds) / 3)
         try:
             self.tools = {name: _pausing_tool(tool) for name, tool in rules.frontend_tools.items()}
         except AgentFootprintError as err:
@@ -205,59 +307,138 @@ class _Host:
 
     # -- the door ------------------------------------------------------------------------------------------------
     async def handle(self, request: Request) -> Response:
+        """``POST {path}``: the turn as an AG-UI event stream."""
+        try:
+            opened = await self._open(request)
+        except Exception as exc:
+            return _failure(exc, "AG-UI request failed before streaming")
+        return EventSourceResponse(self._events(opened), headers={"Cache-Control": "no-store"})
+
+    async def invoke(self, request: Request) -> Response:
+        """``POST {path}/invoke``: the turn's RunResult as JSON (200), or 202 when it paused, with where to poll."""
+        try:
+            opened = await self._open(request)
+        except Exception as exc:
+            return _failure(exc, "AG-UI invoke failed before running")
+        plan = opened.plan
+        try:
+            served = await self._serve(opened, _discard)
+        except Exception as exc:
+            failed = _run_error(exc)
+            status = 409 if failed.code == "ERR_AGUI_LEASE_LOST" else 500
+            return _error(status, failed.code or "ERR_RUN_FAILED", None, failed.message)
+        body: dict[str, Any] = served.result.model_dump(mode="json", exclude={"checkpoint"})
+        body["thread_id"] = plan.thread_id
+        outcome = served.finished.outcome
+        body["outcome"] = outcome.model_dump(mode="json", by_alias=True, exclude_none=True) if outcome else None
+        headers = {"Cache-Control": "no-store"}
+        if served.pause is None:
+            return JSONResponse(body, headers=headers)
+        poll = f"{self.path}/threads/{plan.thread_id}"
+        body["poll"] = poll
+        return JSONResponse(body, status_code=202, headers={**headers, "Location": poll})
+
+    async def _open(self, request: Request) -> _Opened:
+        """Read, bind, admit, lease and plan one turn; anything refused frees what it took."""
+        check_content_length(request.headers.get("content-length"), self.caps.body)
+        caller = await self._caller(request)
+        raw = await read_body_capped(request.stream(), self.caps.body)
+        body = parse_json_body(raw, self.caps.body)
+        headers = {key.lower(): value for key, value in request.headers.items()}
+        turn = read_request(self.reader, RequestFacts(body=body, headers=headers))
+        identity = _bound(caller, turn.thread_id)
+        ticket = self.admission.admit(_caller_key(identity, request))
         lease: ThreadLease | None = None
         try:
-            check_content_length(request.headers.get("content-length"), self.max_body_bytes)
-            raw = await read_body_capped(request.stream(), self.max_body_bytes)
-            body = parse_json_body(raw, self.max_body_bytes)
-            headers = {key.lower(): value for key, value in request.headers.items()}
-            turn = read_request(self.reader, RequestFacts(body=body, headers=headers))
-            identity = await self._bind(request, turn.thread_id)
             lease = await self.store.acquire(turn.thread_id, owner_key(identity))
-            _check_stored(lease)
-            plan = _plan(turn, lease, self.rules, identity, headers)
-        except WireRequestRefusal as refusal:
+            lease = _check_stored(lease)
+            plan = _plan(turn, lease, self.rules, identity, headers, self.caps.message)
+        except BaseException:
+            ticket.refund()
             await self._free(lease)
-            return JSONResponse(refusal.to_json(), status_code=refusal.status)
-        except StoredThreadUnreadableError as err:
-            await self._free(lease)
-            return _error(500, err.code, "threadId", str(err))
-        except _HostError as err:
-            await self._free(lease)
-            return _error(500, err.code, err.field, err.message)
-        except Exception:
-            logger.exception("AG-UI request failed before streaming")
-            await self._free(lease)
-            return _error(500, "ERR_AGUI_INTERNAL", None, "the server could not take this request")
-        return EventSourceResponse(self._events(plan, lease, headers), headers={"Cache-Control": "no-store"})
+            raise
+        return _Opened(plan, lease, headers, ticket)
 
-    async def recording(self, request: Request) -> Response:
-        """``GET {path}/threads/{id}/recording``: the thread's last run as a recording JSON, for its owner only."""
+    async def _caller(self, request: Request) -> Identity | None:
         try:
-            thread_id = check_id(request.path_params.get("thread_id"), "threadId")
-            identity = await self._bind(request, thread_id)
-            data = await self.store.read_recording(thread_id, owner_key(identity))
-            if data is None:
-                raise WireRequestRefusal("ERR_AGUI_NO_RECORDING", "threadId")
-        except WireRequestRefusal as refusal:
-            return JSONResponse(refusal.to_json(), status_code=refusal.status)
-        except StoredThreadUnreadableError as err:
-            return _error(500, err.code, "threadId", str(err))
-        except _HostError as err:
-            return _error(500, err.code, err.field, err.message)
-        except Exception:
-            logger.exception("AG-UI recording request failed")
-            return _error(500, "ERR_AGUI_INTERNAL", None, "the server could not read this recording")
-        return JSONResponse(data, headers={"Cache-Control": "no-store"})
-
-    async def _bind(self, request: Request, thread_id: str) -> Identity:
-        try:
-            return await bind_identity(self.binder, request, thread_id)
-        except WireRequestRefusal:
+            return await bind_identity(self.binder, request, None)
+        except (WireRequestRefusal, HostUnavailableError):
             raise
         except Exception:
             logger.exception("bind_thread failed")
             raise _HostError("ERR_AGUI_BIND_FAILED", "the server could not identify the caller") from None
+
+    # -- the owner's thread endpoints ----------------------------------------------------------------------------
+    async def recording(self, request: Request) -> Response:
+        """``GET {path}/threads/{id}/recording``: the thread's last run as a recording JSON, for its owner only."""
+        try:
+            thread_id, owner = await self._owner_of(request)
+            data = await self.store.read_recording(thread_id, owner)
+            if data is None:
+                raise WireRequestRefusal("ERR_AGUI_NO_RECORDING", "threadId")
+        except Exception as exc:
+            return _failure(exc, "AG-UI recording request failed")
+        return JSONResponse(data, headers={"Cache-Control": "no-store"})
+
+    async def transcript(self, request: Request) -> Response:
+        """``GET {path}/threads/{id}``: the thread's messages and what a pause waits on (never a checkpoint)."""
+        try:
+            thread_id, owner = await self._owner_of(request)
+            stored = await self.store.read_thread(thread_id, owner)
+        except Exception as exc:
+            return _failure(exc, "AG-UI transcript request failed")
+        pause = stored.record.pause
+        body = {
+            **_summary_json(stored.summary),
+            "messages": list(stored.record.messages),
+            "outcome": _outcome(pause).model_dump(mode="json", by_alias=True, exclude_none=True) if pause else None,
+        }
+        return JSONResponse(body, headers={"Cache-Control": "no-store"})
+
+    async def delete(self, request: Request) -> Response:
+        """``DELETE {path}/threads/{id}``: the thread and its recording are gone (204); 409 while a turn runs."""
+        try:
+            thread_id, owner = await self._owner_of(request)
+            await self.store.delete_thread(thread_id, owner)
+        except Exception as exc:
+            return _failure(exc, "AG-UI delete request failed")
+        return Response(status_code=204)
+
+    async def list_threads(self, request: Request) -> Response:
+        """``GET {path}/threads?limit=N``: the signed-in caller's threads, most recently written first."""
+        try:
+            owner = owner_key(await self._caller(request))
+            if owner is None:
+                raise WireRequestRefusal("ERR_AGUI_SIGN_IN_REQUIRED", "authorization")
+            limit = _limit(request.query_params.get("limit"))
+            threads = await self.store.list_threads(owner, limit=limit)
+        except Exception as exc:
+            return _failure(exc, "AG-UI thread list request failed")
+        return JSONResponse({"threads": [_summary_json(t) for t in threads]}, headers={"Cache-Control": "no-store"})
+
+    async def _owner_of(self, request: Request) -> tuple[str, str | None]:
+        caller = await self._caller(request)
+        thread_id = check_id(request.path_params.get("thread_id"), "threadId")
+        return thread_id, owner_key(caller)
+
+    async def sweep(self) -> int:
+        """Delete the threads older than the retention (none without one); returns how many."""
+        if self.retention is None:
+            return 0
+        return await self.store.purge(self.retention)
+
+    async def sweep_forever(self) -> None:
+        """Sweep at start, then every tenth of the retention (at most hourly)."""
+        assert self.retention is not None
+        every = min(max(self.retention / 10, 1.0), 3600.0)
+        while True:
+            try:
+                removed = await self.sweep()
+                if removed:
+                    logger.info("retention removed %d threads", removed)
+            except Exception:
+                logger.exception("retention sweep failed")
+            await asyncio.sleep(every)
 
     async def _free(self, lease: ThreadLease | None) -> None:
         if lease is None:
@@ -268,16 +449,12 @@ class _Host:
         except Exception:
             logger.exception("could not free thread %r", lease.thread_id)
 
-    # -- the stream ----------------------------------------------------------------------------------------------
-    async def _events(self, plan: TurnPlan, lease: ThreadLease, headers: Mapping[str, str]) -> AsyncIterator[bytes]:
+    # -- the turn ------------------------------------------------------------------------------------------------
+    async def _events(self, opened: _Opened) -> AsyncIterator[bytes]:
         encoder = EventEncoder()
+        plan = opened.plan
         queue: asyncio.Queue[BaseEvent | None] = asyncio.Queue()
-        pause = lease.record.pause if plan.kind == "resume" else None
-        quiet = [pause.tool_call_id] if pause is not None and pause.kind == "frontend_tool" else []
-        resumed = [pause.tool_call_id] if pause is not None and pause.kind == "interrupt" else []
-        translator = AgUiTranslator(queue.put_nowait, quiet_results=quiet, unstreamed_results=resumed)
-        task: asyncio.Task[RunResult] | None = None
-        saved = False
+        job: asyncio.Task[_Served] | None = None
 
         def encode(event: BaseEvent) -> bytes:
             return encoder.encode(event).encode("utf-8")
@@ -293,36 +470,85 @@ class _Host:
             )
             if plan.state is not None:
                 yield encode(StateSnapshotEvent(snapshot=plan.state))
-            served = ServedTurn(plan.thread_id, plan.run_id, plan.identity, plan.state, plan.context, dict(headers))
-            context = contextvars.copy_context()
-            context.run(_CURRENT_TURN.set, served)
-            agent, frontend = context.run(self._agent, plan, pause)
-            agent.on("*", translator)
-            task = asyncio.create_task(self._run(agent, plan, lease), context=context)
-            task.add_done_callback(lambda _: queue.put_nowait(None))
+            job = asyncio.create_task(self._serve(opened, queue.put_nowait))
+            job.add_done_callback(lambda _: queue.put_nowait(None))
             while (item := await queue.get()) is not None:
                 yield encode(item)
-            if task.cancelled():
-                raise RuntimeError("the run was cancelled from inside")
-            result = task.result()
-            record, finished = self._finish(plan, lease, translator, agent, frontend, result)
-            await self.store.save(lease, record, _recording_text(agent))
-            saved = True
-            yield encode(finished)
+            served = job.result()
+            yield encode(served.finished)
         except Exception as exc:
-            translator.close()
             while not queue.empty():
                 item = queue.get_nowait()
                 if item is not None:
                     yield encode(item)
             yield encode(_run_error(exc))
         finally:
+            if job is None:
+                opened.ticket.done()
+                await self._free(opened.lease)
+            elif not job.done():
+                with anyio.move_on_after(_CLEANUP_SECONDS, shield=True):
+                    job.cancel()
+                    await asyncio.wait([job])
+
+    async def _serve(self, opened: _Opened, sink: Callable[[BaseEvent], None]) -> _Served:
+        """Run the planned turn (events to ``sink``), keep its lease alive, save it; frees the thread on failure."""
+        plan, lease = opened.plan, opened.lease
+        pause = lease.record.pause if plan.kind == "resume" else None
+        quiet = [pause.tool_call_id] if pause is not None and pause.kind == "frontend_tool" else []
+        resumed = [pause.tool_call_id] if pause is not None and pause.kind == "interrupt" else []
+        translator = AgUiTranslator(sink, quiet_results=quiet, unstreamed_results=resumed)
+        saved = False
+        task: asyncio.Task[RunResult] | None = None
+        beat: asyncio.Task[None] | None = None
+        lost = asyncio.Event()
+        try:
+            served = ServedTurn(
+                plan.thread_id, plan.run_id, plan.identity, plan.state, plan.context, dict(opened.headers)
+            )
+            context = contextvars.copy_context()
+            context.run(_CURRENT_TURN.set, served)
+            agent, frontend = context.run(self._agent, plan, pause)
+            agent.on("*", translator)
+            task = asyncio.create_task(self._run(agent, plan, lease), context=context)
+            beat = asyncio.create_task(self._heartbeat(lease, task, lost))
+            try:
+                result = await task
+            except asyncio.CancelledError:
+                if lost.is_set():
+                    raise LeaseLostError("the thread's lease was lost while the turn ran") from None
+                raise
+            record, finished = self._finish(plan, lease, translator, agent, frontend, result)
+            await self.store.save(lease, record, _recording(agent))
+            saved = True
+            return _Served(result, finished, record.pause)
+        except BaseException:
+            translator.close()
+            raise
+        finally:
+            opened.ticket.done()
             with anyio.move_on_after(_CLEANUP_SECONDS, shield=True):
-                if task is not None and not task.done():
-                    task.cancel()
-                    await asyncio.wait([task])
+                for running in (beat, task):
+                    if running is not None and not running.done():
+                        running.cancel()
+                        await asyncio.wait([running])
                 if not saved:
                     await self._free(lease)
+
+    async def _heartbeat(self, lease: ThreadLease, task: asyncio.Task[Any], lost: asyncio.Event) -> None:
+        """Renew the lease while the turn runs; a lost lease cancels the run."""
+        while not task.done():
+            await asyncio.sleep(self.heartbeat_seconds)
+            if task.done():
+                return
+            try:
+                await self.store.renew(lease)
+            except LeaseLostError:
+                lost.set()
+                task.cancel()
+                return
+            except Exception:
+                logger.warning("could not renew the lease of thread %r", lease.thread_id, exc_info=True)
 
     def _agent(self, plan: TurnPlan, pause: PauseRecord | None) -> tuple[Agent, frozenset[str]]:
         agent = self.factory()
@@ -382,32 +608,92 @@ class _Host:
         return record, finished
 
 
-def _recording_text(agent: Agent) -> str | None:
-    """The run just served as recording JSON text (its snapshot is the redacted view), or None if nothing ran."""
+def _recording(agent: Agent) -> dict[str, Any] | None:
+    """The run just served as recording JSON (its snapshot is the redacted view), or None if nothing ran."""
     try:
-        return recording_of(agent).model_dump_json()
+        return recording_of(agent).model_dump(mode="json")
     except InvalidRecordingError:
         return None
 
 
-def _check_stored(lease: ThreadLease) -> None:
+def _check_stored(lease: ThreadLease) -> ThreadLease:
+    """The lease, its stored conversation checked (unreadable: 500); a pause whose checkpoint is not one this host
+    wrote is dropped from the lease, so nothing is matched to it."""
     record = lease.record
-    try:
-        if record.conversation is not None:
+    if record.conversation is not None:
+        try:
             load_conversation(record.conversation)
-        if record.pause is not None:
+        except AgentFootprintError:
+            raise StoredThreadUnreadableError(lease.thread_id) from None
+    if record.pause is not None:
+        try:
             load_pause_checkpoint(record.pause.checkpoint)
-    except AgentFootprintError:
-        raise StoredThreadUnreadableError(lease.thread_id) from None
+        except AgentFootprintError:
+            logger.warning("thread %r holds a pause this host did not write: it is ignored", lease.thread_id)
+            return replace(lease, record=record.model_copy(update={"pause": None}))
+    return lease
+
+
+def _bound(caller: Identity | None, thread_id: str) -> Identity:
+    """The run's identity: the bound caller, on this conversation."""
+    tenant = caller.tenant if caller is not None else None
+    principal = caller.principal if caller is not None else None
+    return Identity(tenant=tenant, principal=principal, conversation_id=thread_id)
+
+
+def _caller_key(identity: Identity, request: Request) -> str:
+    """Whom admission counts a turn against: the signed-in caller, else the client's address."""
+    owner = owner_key(identity)
+    if owner is not None:
+        return "id:" + owner
+    client = request.client
+    return "addr:" + (client.host if client is not None else "unknown")
+
+
+def _limit(raw: str | None) -> int:
+    if raw is None:
+        return 100
+    if not raw.isascii() or not raw.isdigit() or not 1 <= int(raw) <= 1000:
+        raise WireRequestRefusal("ERR_AGUI_FIELD_VALUE", "limit")
+    return int(raw)
+
+
+def _summary_json(summary: ThreadSummary) -> dict[str, Any]:
+    return {
+        "threadId": summary.thread_id,
+        "createdAt": summary.created_at,
+        "updatedAt": summary.updated_at,
+        "paused": summary.paused,
+        "busy": summary.busy,
+    }
 
 
 def _plan(
-    turn: TurnRequest, lease: ThreadLease, rules: TurnRules, identity: Identity, headers: Mapping[str, str]
+    turn: TurnRequest,
+    lease: ThreadLease,
+    rules: TurnRules,
+    identity: Identity,
+    headers: Mapping[str, str],
+    max_message_bytes: int | None,
 ) -> TurnPlan:
     plan = plan_turn(turn, lease.record.held_thread(), rules, identity=identity, headers=headers)
+    last = f"messages[{len(turn.messages) - 1}].content"
     if plan.kind == "message" and (plan.message is None or not plan.message.text.strip()):
-        raise WireRequestRefusal("ERR_AGUI_TEXT_REQUIRED", f"messages[{len(turn.messages) - 1}].content")
+        raise WireRequestRefusal("ERR_AGUI_TEXT_REQUIRED", last)
+    if max_message_bytes is not None:
+        if plan.message is not None and _size(plan.message.parts or plan.message.text) > max_message_bytes:
+            raise WireRequestRefusal("ERR_AGUI_MESSAGE_TOO_LARGE", last)
+        for answer in plan.tool_answers:
+            if _size(answer.content) > max_message_bytes:
+                raise WireRequestRefusal("ERR_AGUI_MESSAGE_TOO_LARGE", "messages")
     return plan
+
+
+def _size(content: Any) -> int:
+    """A message's size in bytes: its text as UTF-8, or its content parts as JSON."""
+    if isinstance(content, str):
+        return len(content.encode("utf-8"))
+    return len(json.dumps(content, ensure_ascii=False).encode("utf-8"))
 
 
 def _request_messages(plan: TurnPlan) -> list[dict[str, Any]]:

@@ -164,7 +164,7 @@ def _frontend_tool(item: Any) -> FrontendTool:
     return tool
 
 
-async def bind_identity(binder: ThreadBinder | None, request: Any, thread_id: str) -> Identity:
+async def bind_identity(binder: ThreadBinder | None, request: Any, thread_id: str | None) -> Identity:
     """The caller for this thread, from the host's ``bind_thread(request)`` (None: anonymous) — never the body."""
     bound: Any = None
     if binder is not None:
@@ -300,13 +300,8 @@ def _check_pause_answered(
 
 
 def _allowed_tools(turn: TurnRequest, rules: TurnRules) -> tuple[FrontendTool, ...]:
-    tools: list[FrontendTool] = []
-    for index, offer in enumerate(turn.tools):
-        app_tool = rules.frontend_tools.get(offer.name)
-        if app_tool is None:
-            raise WireRequestRefusal("ERR_AGUI_TOOL_NOT_ALLOWED", f"tools[{index}].name")
-        tools.append(app_tool)
-    return tuple(tools)
+    """The allow-listed tools the page offers, as the app defines them; an unlisted offer never reaches the model."""
+    return tuple(rules.frontend_tools[offer.name] for offer in turn.tools if offer.name in rules.frontend_tools)
 
 
 def _validated(validator: Validator, value: Any, scope: ValidationScope, code: str, at: str) -> Any:

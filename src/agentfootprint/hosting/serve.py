@@ -47,7 +47,7 @@ def load_factory(target: str) -> AgentFactory:
 
 def open_sessions(url: str | None) -> SessionStore:
     """A store from a URL: None → in memory; ``postgresql://``/``postgres://`` → PostgreSQL; else a SQLite path."""
-    from agentfootprint.hosting.sessions import memory_sessions
+    from agentfootprint.hosting.memory_store import memory_sessions
 
     if url is None or url in ("", ":memory:", "memory:", "memory://"):
         return memory_sessions()

@@ -1,43 +1,57 @@
-"""Where served threads live: a small ``SessionStore`` protocol, its records, and the in-memory store.
+"""Where served threads live: the ``SessionStore`` protocol, its records, and the rules every store shares.
 
 A store keeps per thread the AG-UI messages, the agent's conversation JSON, any held pause (server-side only) and
-the last run's recording (served to the thread's owner for ``backtrack``)."""
+the last run's recording (served to the thread's owner for ``backtrack``), packed so each long string is kept once."""
 
 from __future__ import annotations
 
 import json
-import time
-import uuid
+import logging
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agentfootprint.errors import AgentFootprintError
+from agentfootprint.hosting._pack import Packed, load_strings, pack, unpack
 from agentfootprint.hosting.plan import HeldPause, HeldThread
-from agentfootprint.hosting.refusal import WireRequestRefusal
+from agentfootprint.hosting.refusal import HostingConfigError, WireRequestRefusal
 from agentfootprint.identity import Identity
 
 __all__ = [
     "DEFAULT_LEASE_SECONDS",
+    "SUMMARY_COLUMNS",
+    "Clock",
     "LeaseLostError",
-    "MemorySessions",
     "PauseRecord",
     "SessionStore",
     "StoredThreadUnreadableError",
     "ThreadLease",
     "ThreadRecord",
+    "ThreadSummary",
+    "ThreadTranscript",
+    "blank_row",
+    "check_lease_seconds",
     "check_reader",
     "claim_thread",
     "decode_record",
     "decode_recording",
-    "encode_record",
-    "memory_sessions",
+    "encode_thread",
     "owner_key",
+    "read_pause",
+    "recording_value",
+    "summary_of",
 ]
 
-DEFAULT_LEASE_SECONDS = 900.0
-"""How long a thread stays busy for a turn whose host died without freeing it."""
+logger = logging.getLogger("agentfootprint.hosting")
+
+DEFAULT_LEASE_SECONDS = 10.0
+"""How long a thread stays busy without a heartbeat: a running turn renews it every third of this, so a host that
+dies mid-turn leaves the thread busy for at most this long."""
+
+Clock = Callable[[], float]
+"""Seconds since the epoch (``time.time``); stores take one so lease expiry and retention can be tested."""
 
 
 class PauseRecord(BaseModel):
@@ -60,6 +74,20 @@ class PauseRecord(BaseModel):
         return HeldPause(interrupt_ids=(self.interrupt_id,) if self.interrupt_id else ())
 
 
+def read_pause(thread_id: str, value: Any) -> PauseRecord | None:
+    """A stored pause record, checked: one this host did not write is None, and nothing is matched to it."""
+    if value is None:
+        return None
+    try:
+        record = PauseRecord.model_validate(value, strict=False)
+    except ValidationError:
+        record = None
+    if record is None or (record.kind == "interrupt" and not record.interrupt_id) or not record.tool_call_id:
+        logger.warning("thread %r holds a pause record this host did not write: it is ignored", thread_id)
+        return None
+    return record
+
+
 class ThreadRecord(BaseModel):
     """One thread as stored: AG-UI messages (ids the server handed out), the conversation JSON, a held pause."""
 
@@ -77,6 +105,27 @@ class ThreadRecord(BaseModel):
     def held_thread(self) -> HeldThread:
         """What the planner reads: the stored messages and the held pause's ids."""
         return HeldThread(conversation=self.messages, pause=self.pause.held() if self.pause is not None else None)
+
+
+class ThreadSummary(BaseModel):
+    """One thread in its owner's list: when it was created and last written, and whether it is paused or busy."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    thread_id: str
+    created_at: float
+    updated_at: float
+    paused: bool = False
+    busy: bool = False
+
+
+class ThreadTranscript(BaseModel):
+    """A thread as its owner reads it: the summary and the stored record (the app never sends the checkpoints)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    summary: ThreadSummary
+    record: ThreadRecord
 
 
 @dataclass(frozen=True)
@@ -100,34 +149,67 @@ class StoredThreadUnreadableError(AgentFootprintError):
 
 
 class LeaseLostError(AgentFootprintError):
-    """A turn tried to save a thread whose busy lease it no longer holds (it expired and was taken)."""
+    """A turn tried to renew or save a thread whose busy lease it no longer holds (it expired and was taken)."""
 
     code = "ERR_AGUI_LEASE_LOST"
 
 
 @runtime_checkable
 class SessionStore(Protocol):
-    """Threads by id: ``acquire`` (owner check + mark busy, atomic), ``save`` (write + free), ``release`` (free)."""
+    """Threads by id, each bound to one owner (the caller's tenant and principal, or nobody for anonymous threads).
+
+    ``acquire`` (owner check + busy mark, atomic), ``renew`` (heartbeat), ``save`` (write + free), ``release``
+    (free); the owner's reads (``read_recording``, ``read_thread``, ``list_threads``), ``delete_thread`` and
+    ``purge`` (retention)."""
+
+    lease_seconds: float
 
     async def acquire(self, thread_id: str, owner: str | None) -> ThreadLease:
         """Mark the thread busy for ``owner`` and load it; refuses 404 (another owner's) or 409 (busy)."""
         ...
 
-    async def save(self, lease: ThreadLease, record: ThreadRecord, recording: str | None = None) -> None:
-        """Write the thread (and the turn's recording JSON text, if given) and free it; ``LeaseLostError`` if lost."""
+    async def renew(self, lease: ThreadLease) -> None:
+        """Push the busy mark's expiry a lease further; ``LeaseLostError`` if the lease was lost."""
         ...
 
-    async def read_recording(self, thread_id: str, owner: str | None) -> dict[str, Any] | None:
-        """The last recording for the thread's owner (None if none yet); 404 for an unknown or other's thread."""
+    async def save(self, lease: ThreadLease, record: ThreadRecord, recording: Mapping[str, Any] | None = None) -> None:
+        """Write the thread (and the turn's recording JSON, if given) and free it; ``LeaseLostError`` if lost."""
         ...
 
     async def release(self, lease: ThreadLease) -> None:
         """Free the thread without writing (a thread created by this lease and never saved is dropped)."""
         ...
 
+    async def read_recording(self, thread_id: str, owner: str | None) -> dict[str, Any] | None:
+        """The last recording for the thread's owner (None if none yet); 404 for an unknown or other's thread."""
+        ...
+
+    async def read_thread(self, thread_id: str, owner: str | None) -> ThreadTranscript:
+        """The thread as stored, for its owner; 404 for an unknown or another owner's thread."""
+        ...
+
+    async def list_threads(self, owner: str, *, limit: int = 100) -> list[ThreadSummary]:
+        """The owner's threads, most recently written first (at most ``limit``)."""
+        ...
+
+    async def delete_thread(self, thread_id: str, owner: str | None) -> None:
+        """Delete the thread and its recording; 404 for an unknown or another owner's thread, 409 while busy."""
+        ...
+
+    async def purge(self, older_than: float) -> int:
+        """Delete every thread not written for ``older_than`` seconds and not busy; returns how many."""
+        ...
+
     async def close(self) -> None:
         """Release the store's resources."""
         ...
+
+
+def check_lease_seconds(value: float) -> float:
+    """A lease length in seconds: a finite number from 1 to 86,400."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 1 <= value <= 86_400:
+        raise HostingConfigError("lease_seconds must be a number of seconds from 1 to 86400")
+    return float(value)
 
 
 def owner_key(identity: Identity | None) -> str | None:
@@ -138,43 +220,88 @@ def owner_key(identity: Identity | None) -> str | None:
 
 
 def check_reader(stored_owner: str | None, caller: str | None) -> None:
-    """Refuse 404 unless ``caller`` may read the thread: its owner, or anyone for a thread nobody signed for."""
-    if stored_owner is not None and stored_owner != caller:
+    """Refuse 404 unless ``caller`` is the thread's owner; an anonymous thread is never handed to a signed-in one."""
+    if stored_owner != caller:
         raise WireRequestRefusal("ERR_AGUI_THREAD_NOT_FOUND", "threadId")
 
 
-def claim_thread(stored_owner: str | None, caller: str | None, lease_until: float | None, now: float) -> str | None:
-    """The owner after this caller's claim: 404 for another owner's thread, 409 while busy; first signer owns it."""
+def claim_thread(stored_owner: str | None, caller: str | None, lease_until: float | None, now: float) -> None:
+    """Refuse 404 for a thread that is not the caller's, 409 while another turn holds it."""
     check_reader(stored_owner, caller)
     if lease_until is not None and lease_until > now:
         raise WireRequestRefusal("ERR_AGUI_THREAD_BUSY", "threadId")
-    return stored_owner if stored_owner is not None else caller
 
 
-def encode_record(record: ThreadRecord) -> tuple[str, str | None, str | None]:
-    """A record as three JSON texts: messages, conversation (or None), pause (or None)."""
+SUMMARY_COLUMNS = "updated_at, created_at, pause IS NOT NULL, lease_until"
+"""The SQL columns a thread's summary is read from, in ``summary_of`` order."""
+
+
+def summary_of(thread_id: str, row: Any, now: float) -> ThreadSummary:
+    """A summary from the ``SUMMARY_COLUMNS`` of a row (a row from before creation times: created = updated)."""
+    updated, created, paused, lease_until = row
+    return ThreadSummary(
+        thread_id=thread_id,
+        created_at=float(created if created is not None else updated),
+        updated_at=float(updated),
+        paused=bool(paused),
+        busy=lease_until is not None and lease_until > now,
+    )
+
+
+def blank_row(messages: Any, conversation: Any, pause: Any) -> bool:
+    """Whether a stored row holds nothing yet (its first turn never saved)."""
+    return messages in ("[]", b"[]") and conversation is None and pause is None
+
+
+def recording_value(recording: str | bytes | Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A recording as a JSON object (JSON text is parsed)."""
+    if recording is None:
+        return None
+    if isinstance(recording, str | bytes):
+        value = json.loads(recording)
+        if not isinstance(value, dict):
+            raise HostingConfigError("a recording must be a JSON object")
+        return value
+    return dict(recording)
+
+
+def encode_thread(record: ThreadRecord, recording: str | bytes | Mapping[str, Any] | None) -> Packed:
+    """A record and recording packed: fields ``messages``, ``conversation``, ``pause``, ``recording`` and a table."""
     data = record.model_dump(mode="json")
-    conversation = json.dumps(data["conversation"], ensure_ascii=False) if record.conversation is not None else None
-    pause = json.dumps(data["pause"], ensure_ascii=False) if record.pause is not None else None
-    return json.dumps(data["messages"], ensure_ascii=False), conversation, pause
+    recording = recording_value(recording)
+    return pack(
+        {
+            "messages": data["messages"],
+            "conversation": data["conversation"],
+            "pause": data["pause"],
+            "recording": recording,
+        }
+    )
 
 
-def decode_record(thread_id: str, messages: Any, conversation: Any, pause: Any) -> ThreadRecord:
-    """Read a stored record; anything unreadable raises ``StoredThreadUnreadableError`` naming the thread."""
+def decode_record(thread_id: str, messages: Any, conversation: Any, pause: Any, strings: Any = None) -> ThreadRecord:
+    """Read a stored record; an unreadable one raises ``StoredThreadUnreadableError`` naming the thread.
+
+    A pause record this host did not write is ignored (logged), never read as a pause."""
     try:
-        return ThreadRecord(
-            messages=tuple(_loads(messages) or ()),
-            conversation=_loads(conversation),
-            pause=_loads(pause),
-        )
+        table = load_strings(_text(strings))
+        loaded_messages = unpack(_text(messages), table)
+        loaded_conversation = unpack(_text(conversation), table)
+        record = ThreadRecord(messages=tuple(loaded_messages or ()), conversation=loaded_conversation)
     except (ValueError, TypeError, ValidationError):
         raise StoredThreadUnreadableError(thread_id) from None
-
-
-def decode_recording(thread_id: str, value: Any) -> dict[str, Any] | None:
-    """A stored recording's JSON text as an object (None if absent); unreadable raises naming the thread."""
     try:
-        data = _loads(value)
+        loaded_pause = unpack(_text(pause), table)
+    except (ValueError, TypeError):
+        loaded_pause = {"unreadable": True}
+    held = read_pause(thread_id, loaded_pause)
+    return record if held is None else record.model_copy(update={"pause": held})
+
+
+def decode_recording(thread_id: str, value: Any, strings: Any = None) -> dict[str, Any] | None:
+    """A stored recording as an object (None if absent); unreadable raises naming the thread."""
+    try:
+        data = unpack(_text(value), load_strings(_text(strings)))
     except (ValueError, TypeError):
         raise StoredThreadUnreadableError(thread_id) from None
     if data is not None and not isinstance(data, dict):
@@ -182,79 +309,9 @@ def decode_recording(thread_id: str, value: Any) -> dict[str, Any] | None:
     return data
 
 
-def _loads(value: Any) -> Any:
-    if value is None:
-        return None
-    if isinstance(value, bytes | bytearray | memoryview):
-        value = bytes(value).decode("utf-8")
-    if not isinstance(value, str):
-        raise TypeError("stored value is not JSON text")
-    return json.loads(value)
-
-
-@dataclass
-class _Row:
-    owner: str | None
-    messages: str
-    conversation: str | None
-    pause: str | None
-    token: str | None = None
-    lease_until: float | None = None
-    recording: str | None = None
-
-
-class MemorySessions:
-    """Threads in this process's memory, for the app's lifetime; records are kept as JSON text (copies)."""
-
-    def __init__(self, *, lease_seconds: float = DEFAULT_LEASE_SECONDS) -> None:
-        self._rows: dict[str, _Row] = {}
-        self._lease_seconds = float(lease_seconds)
-
-    async def acquire(self, thread_id: str, owner: str | None) -> ThreadLease:
-        """Owner check and busy mark, atomic (no await between them)."""
-        now = time.time()
-        row = self._rows.get(thread_id)
-        token = uuid.uuid4().hex
-        if row is None:
-            self._rows[thread_id] = _Row(owner, "[]", None, None, token, now + self._lease_seconds)
-            return ThreadLease(thread_id, token, ThreadRecord(), created=True)
-        new_owner = claim_thread(row.owner, owner, row.lease_until, now)
-        record = decode_record(thread_id, row.messages, row.conversation, row.pause)
-        row.owner, row.token, row.lease_until = new_owner, token, now + self._lease_seconds
-        return ThreadLease(thread_id, token, record)
-
-    async def save(self, lease: ThreadLease, record: ThreadRecord, recording: str | None = None) -> None:
-        """Write and free (a None recording keeps the one stored)."""
-        row = self._rows.get(lease.thread_id)
-        if row is None or row.token != lease.token:
-            raise LeaseLostError(f"thread {lease.thread_id!r} is no longer held by this turn")
-        row.messages, row.conversation, row.pause = encode_record(record)
-        if recording is not None:
-            row.recording = recording
-        row.token, row.lease_until = None, None
-
-    async def read_recording(self, thread_id: str, owner: str | None) -> dict[str, Any] | None:
-        """The owner's last recording; 404 for an unknown or another owner's thread."""
-        row = self._rows.get(thread_id)
-        if row is None:
-            raise WireRequestRefusal("ERR_AGUI_THREAD_NOT_FOUND", "threadId")
-        check_reader(row.owner, owner)
-        return decode_recording(thread_id, row.recording)
-
-    async def release(self, lease: ThreadLease) -> None:
-        """Free without writing; drop a thread this lease created and nobody saved."""
-        row = self._rows.get(lease.thread_id)
-        if row is None or row.token != lease.token:
-            return
-        if lease.created and row.messages == "[]" and row.conversation is None and row.pause is None:
-            del self._rows[lease.thread_id]
-            return
-        row.token, row.lease_until = None, None
-
-    async def close(self) -> None:
-        """Nothing to release."""
-
-
-def memory_sessions(*, lease_seconds: float = DEFAULT_LEASE_SECONDS) -> MemorySessions:
-    """An in-memory ``SessionStore`` (the default): threads last as long as the app."""
-    return MemorySessions(lease_seconds=lease_seconds)
+def _text(value: Any) -> str | bytes | None:
+    if value is None or isinstance(value, str | bytes):
+        return value
+    if isinstance(value, bytearray | memoryview):
+        return bytes(value)
+    raise TypeError("stored value is not JSON text")

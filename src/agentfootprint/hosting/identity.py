@@ -1,0 +1,297 @@
+"""``jwt_identity``: a ``bind_thread`` that verifies the caller's ``Authorization: Bearer`` JWT (PyJWT, lazily).
+
+Keys come from a JWKS (a dict, or a URL fetched with caching; an unknown key id refetches, so keys can rotate).
+RS256, ES256 and EdDSA; issuer, audience, expiry and not-before are checked with a leeway. ``sub`` → principal, the
+tenant claim → tenant. Every failure is a 401 JSON refusal naming ``authorization``; the token is never echoed."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from agentfootprint.hosting.refusal import HostingConfigError, HostUnavailableError, WireRequestRefusal
+from agentfootprint.identity import Identity
+
+if TYPE_CHECKING:
+    import httpx2
+
+__all__ = ["DEFAULT_ALGORITHMS", "JwtIdentity", "jwt_identity"]
+
+logger = logging.getLogger("agentfootprint.hosting")
+
+DEFAULT_ALGORITHMS = ("RS256", "ES256", "EdDSA")
+"""The signature algorithms accepted by default (``none`` and shared-secret HMAC never are)."""
+
+_NEVER = frozenset({"none", "HS256", "HS384", "HS512"})
+_MAX_TOKEN_CHARS = 16_384
+_CHALLENGE = 'Bearer error="invalid_token"'
+
+
+def _refuse(reason: str, *, challenge: str = _CHALLENGE) -> WireRequestRefusal:
+    return WireRequestRefusal(reason, "authorization", headers={"WWW-Authenticate": challenge})
+
+
+class JwtIdentity:
+    """A ``bind_thread``: ``await binder(request)`` → the verified caller, or a 401 refusal (see ``jwt_identity``)."""
+
+    def __init__(
+        self,
+        jwks: Mapping[str, Any] | str,
+        *,
+        issuer: str | Sequence[str],
+        audience: str | Sequence[str],
+        tenant_claim: str | None = "tenant",
+        leeway: float = 60.0,
+        algorithms: Sequence[str] = DEFAULT_ALGORITHMS,
+        optional: bool = False,
+        cache_seconds: float = 300.0,
+        min_refresh_seconds: float = 30.0,
+        http_client: httpx2.AsyncClient | None = None,
+    ) -> None:
+        try:
+            import jwt  # noqa: F401
+        except ImportError:
+            raise HostingConfigError("jwt_identity needs PyJWT: pip install 'agentfootprint[jwt]'") from None
+        self._issuer = _names(issuer, "issuer")
+        self._audience = _names(audience, "audience")
+        self._algorithms = _algorithms(algorithms)
+        if tenant_claim is not None and (not isinstance(tenant_claim, str) or not tenant_claim):
+            raise HostingConfigError("tenant_claim must be a claim name or None")
+        self._tenant_claim = tenant_claim
+        self._leeway = _seconds(leeway, "leeway", 0, 600)
+        self._cache_seconds = _seconds(cache_seconds, "cache_seconds", 1, 86_400)
+        self._min_refresh = _seconds(min_refresh_seconds, "min_refresh_seconds", 0, 86_400)
+        self._optional = bool(optional)
+        self._http = http_client
+        self._url: str | None = None
+        self._keys: dict[str | None, Any] = {}
+        self._fetched_at: float | None = None
+        self._lock: asyncio.Lock | None = None
+        self._lock_loop: asyncio.AbstractEventLoop | None = None
+        if isinstance(jwks, str):
+            if not jwks.startswith(("https://", "http://")):
+                raise HostingConfigError("jwks must be a JWKS dict or an http(s) URL")
+            self._url = jwks
+        elif isinstance(jwks, Mapping):
+            self._keys = _key_set(jwks)
+            if not self._keys:
+                raise HostingConfigError("the JWKS holds no usable signing key (RSA, EC P-256 or Ed25519)")
+        else:
+            raise HostingConfigError("jwks must be a JWKS dict or an http(s) URL")
+
+    async def __call__(self, request: Any) -> Identity | None:
+        """The caller named by the request's bearer token (verified), or a 401 ``WireRequestRefusal``."""
+        token = _bearer(request)
+        if token is None:
+            if self._optional:
+                return None
+            raise _refuse("ERR_AGUI_TOKEN_MISSING", challenge="Bearer")
+        return await self.verify(token)
+
+    async def verify(self, token: str) -> Identity:
+        """Verify one token (a compact JWS) and return its caller; refusals never quote it."""
+        import jwt
+
+        try:
+            header = jwt.get_unverified_header(token)
+        except jwt.PyJWTError:
+            raise _refuse("ERR_AGUI_TOKEN_MALFORMED") from None
+        alg = header.get("alg")
+        if not isinstance(alg, str) or alg not in self._algorithms:
+            raise _refuse("ERR_AGUI_TOKEN_ALGORITHM")
+        kid = header.get("kid")
+        if kid is not None and not isinstance(kid, str):
+            raise _refuse("ERR_AGUI_TOKEN_MALFORMED")
+        key = await self._key(kid)
+        try:
+            claims = jwt.decode(
+                token,
+                key=key,
+                algorithms=[alg],
+                audience=list(self._audience),
+                issuer=list(self._issuer) if len(self._issuer) > 1 else self._issuer[0],
+                leeway=self._leeway,
+                options={"require": ["exp", "iss", "aud", "sub"]},
+            )
+        except jwt.PyJWTError as err:
+            raise _refuse(_reason(err)) from None
+        return self._identity(claims)
+
+    def _identity(self, claims: Mapping[str, Any]) -> Identity:
+        subject = claims.get("sub")
+        if not isinstance(subject, str) or not subject or len(subject) > 256:
+            raise _refuse("ERR_AGUI_TOKEN_CLAIMS")
+        tenant = claims.get(self._tenant_claim) if self._tenant_claim is not None else None
+        if tenant is not None and (not isinstance(tenant, str) or not tenant or len(tenant) > 256):
+            raise _refuse("ERR_AGUI_TOKEN_CLAIMS")
+        return Identity(principal=subject, tenant=tenant)
+
+    # -- keys ------------------------------------------------------------------------------------------------------
+    async def _key(self, kid: str | None) -> Any:
+        if self._url is not None and self._stale():
+            await self._refresh(force=False)
+        key = self._find(kid)
+        if key is None and self._url is not None and await self._refresh(force=True):
+            key = self._find(kid)
+        if key is None:
+            if not self._keys and self._url is not None:
+                raise HostUnavailableError("ERR_AGUI_IDENTITY_UNAVAILABLE", "the signing keys could not be fetched")
+            raise _refuse("ERR_AGUI_TOKEN_KEY_UNKNOWN")
+        return key
+
+    def _find(self, kid: str | None) -> Any:
+        if kid is not None:
+            return self._keys.get(kid)
+        keys = list(self._keys.values())
+        return keys[0] if len(keys) == 1 else None
+
+    def _stale(self) -> bool:
+        return self._fetched_at is None or time.monotonic() - self._fetched_at >= self._cache_seconds
+
+    def _refresh_lock(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        if self._lock is None or self._lock_loop is not loop:
+            self._lock, self._lock_loop = asyncio.Lock(), loop
+        return self._lock
+
+    async def _refresh(self, *, force: bool) -> bool:
+        """Fetch the JWKS (one fetch at a time; a forced one at most every ``min_refresh_seconds``)."""
+        async with self._refresh_lock():
+            now = time.monotonic()
+            if self._fetched_at is not None:
+                age = now - self._fetched_at
+                if (force and age < self._min_refresh) or (not force and age < self._cache_seconds):
+                    return False
+            try:
+                keys = await self._fetch()
+            except Exception as err:
+                logger.warning(
+                    "could not fetch the JWKS (%s); keeping %d cached keys", type(err).__name__, len(self._keys)
+                )
+                self._fetched_at = now - self._cache_seconds + self._min_refresh
+                return False
+            self._keys, self._fetched_at = keys, now
+            return True
+
+    async def _fetch(self) -> dict[str | None, Any]:
+        import httpx2
+
+        assert self._url is not None
+        if self._http is not None:
+            response = await self._http.get(self._url, timeout=5.0)
+        else:
+            async with httpx2.AsyncClient(timeout=5.0) as http:
+                response = await http.get(self._url)
+        response.raise_for_status()
+        data = response.json()
+        if not isinstance(data, Mapping):
+            raise ValueError("the JWKS is not a JSON object")
+        keys = _key_set(data)
+        if not keys:
+            raise ValueError("the JWKS holds no usable signing key")
+        return keys
+
+
+def _key_set(jwks: Mapping[str, Any]) -> dict[str | None, Any]:
+    """The usable signature keys of a JWKS by ``kid`` (keys for encryption, or of unknown types, are skipped)."""
+    from jwt import PyJWK, PyJWKError
+
+    found: dict[str | None, Any] = {}
+    entries = jwks.get("keys")
+    if not isinstance(entries, list):
+        return found
+    for entry in entries:
+        if not isinstance(entry, Mapping) or entry.get("use", "sig") != "sig":
+            continue
+        try:
+            key = PyJWK(dict(entry))
+        except (PyJWKError, ValueError, TypeError, KeyError):
+            continue
+        if key.algorithm_name in _NEVER:
+            continue
+        kid = entry.get("kid")
+        found[kid if isinstance(kid, str) else None] = key
+    return found
+
+
+def _reason(err: Exception) -> str:
+    import jwt
+
+    table: tuple[tuple[type[Exception], str], ...] = (
+        (jwt.ExpiredSignatureError, "ERR_AGUI_TOKEN_EXPIRED"),
+        (jwt.ImmatureSignatureError, "ERR_AGUI_TOKEN_NOT_YET_VALID"),
+        (jwt.InvalidIssuerError, "ERR_AGUI_TOKEN_ISSUER"),
+        (jwt.InvalidAudienceError, "ERR_AGUI_TOKEN_AUDIENCE"),
+        (jwt.InvalidSignatureError, "ERR_AGUI_TOKEN_SIGNATURE"),
+        (jwt.InvalidAlgorithmError, "ERR_AGUI_TOKEN_ALGORITHM"),
+        (jwt.MissingRequiredClaimError, "ERR_AGUI_TOKEN_CLAIMS"),
+    )
+    for kind, reason in table:
+        if isinstance(err, kind):
+            return reason
+    return "ERR_AGUI_TOKEN_MALFORMED"
+
+
+def _bearer(request: Any) -> str | None:
+    headers = getattr(request, "headers", None)
+    value = headers.get("authorization") if headers is not None else None
+    if value is None:
+        return None
+    scheme, _, token = str(value).strip().partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token or len(token) > _MAX_TOKEN_CHARS or not token.isascii():
+        raise _refuse("ERR_AGUI_TOKEN_MALFORMED")
+    return token
+
+
+def _names(value: str | Sequence[str], what: str) -> tuple[str, ...]:
+    names = (value,) if isinstance(value, str) else tuple(value) if isinstance(value, Sequence) else ()
+    if not names or not all(isinstance(n, str) and n for n in names):
+        raise HostingConfigError(f"{what} must be a non-empty string or a list of them")
+    return names
+
+
+def _algorithms(value: Sequence[str]) -> frozenset[str]:
+    chosen = frozenset(value) if not isinstance(value, str) else frozenset({value})
+    if not chosen or chosen & _NEVER or not chosen <= {"RS256", "RS384", "RS512", "PS256", "ES256", "ES384", "EdDSA"}:
+        raise HostingConfigError("algorithms must be asymmetric JWS algorithms (e.g. RS256, ES256, EdDSA)")
+    return chosen
+
+
+def _seconds(value: float, what: str, low: float, high: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+        raise HostingConfigError(f"{what} must be a number of seconds from {low} to {high}")
+    return float(value)
+
+
+def jwt_identity(
+    jwks: Mapping[str, Any] | str,
+    *,
+    issuer: str | Sequence[str],
+    audience: str | Sequence[str],
+    tenant_claim: str | None = "tenant",
+    leeway: float = 60.0,
+    algorithms: Sequence[str] = DEFAULT_ALGORITHMS,
+    optional: bool = False,
+    cache_seconds: float = 300.0,
+    min_refresh_seconds: float = 30.0,
+    http_client: httpx2.AsyncClient | None = None,
+) -> JwtIdentity:
+    """A ``bind_thread`` verifying ``Authorization: Bearer <JWT>`` against ``jwks`` (a dict, or a URL, cached).
+
+    ``optional=True`` serves a request with no Authorization header as anonymous (a bad token is still 401)."""
+    return JwtIdentity(
+        jwks,
+        issuer=issuer,
+        audience=audience,
+        tenant_claim=tenant_claim,
+        leeway=leeway,
+        algorithms=algorithms,
+        optional=optional,
+        cache_seconds=cache_seconds,
+        min_refresh_seconds=min_refresh_seconds,
+        http_client=http_client,
+    )
