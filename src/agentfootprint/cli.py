@@ -69,13 +69,38 @@ def _app() -> Any:
         port: int = typer.Option(8000),
         db: str = typer.Option(None, help="Session store: a SQLite path or a postgresql:// DSN (default: memory)."),
         path: str = typer.Option("/agui", help="The AG-UI endpoint path."),
+        lease_seconds: float = typer.Option(
+            10.0, help="How long a thread stays busy after its host dies mid-turn (renewed while a turn runs)."
+        ),
+        max_body_bytes: int = typer.Option(1024 * 1024, help="The largest request body read (413 over it)."),
+        max_message_bytes: int = typer.Option(None, help="The largest message a turn may carry (413 over it)."),
+        turns_per_minute: int = typer.Option(None, help="Per caller: turns admitted in any 60 s (429 over it)."),
+        turns_per_hour: int = typer.Option(None, help="Per caller: turns admitted in any hour (429 over it)."),
+        concurrent_turns: int = typer.Option(None, help="Per caller: turns running at once (429 over it)."),
+        retention_days: float = typer.Option(None, help="Delete threads not written for this many days."),
     ) -> None:
         """Serve ``module:factory`` (a no-argument function returning an Agent) over AG-UI."""
         from agentfootprint.errors import AgentFootprintError
         from agentfootprint.hosting.serve import serve as run_server
 
+        limits = {
+            "turns_per_minute": turns_per_minute,
+            "turns_per_hour": turns_per_hour,
+            "concurrent_turns": concurrent_turns,
+        }
         try:
-            run_server(target, host=host, port=port, db=db, path=path)
+            run_server(
+                target,
+                host=host,
+                port=port,
+                db=db,
+                path=path,
+                lease_seconds=lease_seconds,
+                max_body_bytes=max_body_bytes,
+                max_message_bytes=max_message_bytes,
+                limits=limits,
+                retention_seconds=retention_days * 86_400 if retention_days is not None else None,
+            )
         except AgentFootprintError as exc:
             print(f"error: {exc}")
             raise typer.Exit(2) from None

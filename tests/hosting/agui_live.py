@@ -19,12 +19,15 @@ HERE = Path(__file__).parent
 
 
 @contextmanager
-def live_server(db: Path) -> Iterator[str]:
-    """Serve ``agui_served:build_app`` (SQLite at ``db``) on a free loopback port; yields the base URL."""
+def live_server(db: Path | str | None, **options: str) -> Iterator[str]:
+    """Serve ``agui_served:build_app`` (SQLite at ``db``, or a ``postgresql://`` DSN; None: in memory) on a free
+    loopback port; ``options`` become ``AGUI_<NAME>`` variables the app reads. Yields the base URL."""
     port = free_port()
     command = [sys.executable, "-m", "uvicorn", "agui_served:build_app", "--factory"]
     command += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning", "--app-dir", str(HERE)]
-    env = {**os.environ, "AGUI_DB": str(db)}
+    env = {**os.environ, **{f"AGUI_{name.upper()}": value for name, value in options.items()}}
+    if db is not None:
+        env["AGUI_DB"] = str(db)
     proc = subprocess.Popen(command, cwd=HERE, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     base = f"http://127.0.0.1:{port}"
     try:

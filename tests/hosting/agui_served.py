@@ -1,9 +1,12 @@
 """What the live-server tests serve: ``agui_served:make`` (for ``serve``) and ``agui_served:build_app`` (uvicorn).
 
-The mock answers, asks first ("ask me"), calls a backend tool ("weather"), or a frontend tool ("pick a color")."""
+The mock answers, asks first ("ask me"), calls a backend tool ("weather"), a frontend tool ("pick a color"), or
+never answers ("hang": the turn runs until the host dies)."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 from typing import Any
 
@@ -11,7 +14,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 
 from agentfootprint import Agent, ask_human, define_tool
-from agentfootprint.hosting import FrontendTool, ValidationScope, ag_ui_app, sqlite_sessions
+from agentfootprint.hosting import DEFAULT_MAX_BODY_BYTES, FrontendTool, ValidationScope, ag_ui_app, open_sessions
 from agentfootprint.identity import Identity
 from agentfootprint.providers import LLMRequest, mock
 
@@ -37,8 +40,10 @@ WEATHER = define_tool(
 )
 
 
-def _respond(request: LLMRequest) -> str | dict[str, object]:
+async def _respond(request: LLMRequest) -> str | dict[str, object]:
     last = request.messages[-1]
+    if last.content == "hang":  # a turn that runs until the host is killed
+        await asyncio.Event().wait()
     if last.role == "tool":
         if last.tool_call_id == "w-1":
             return f"It is {last.content}."
@@ -78,12 +83,19 @@ def _state(value: Any, scope: ValidationScope) -> Any:
 
 
 def build_app() -> Starlette:
-    """The app under test (``uvicorn agui_served:build_app --factory``): SQLite at $AGUI_DB, callers by header."""
-    db = os.environ.get("AGUI_DB")
+    """The app under test (``uvicorn agui_served:build_app --factory``): the store at $AGUI_DB (a SQLite path or a
+    PostgreSQL DSN; memory without), callers by header; $AGUI_LIMITS (JSON), $AGUI_MAX_MESSAGE_BYTES and
+    $AGUI_MAX_BODY_BYTES set the limits."""
+    env = os.environ
+    limits = json.loads(env["AGUI_LIMITS"]) if "AGUI_LIMITS" in env else None
+    max_message = int(env["AGUI_MAX_MESSAGE_BYTES"]) if "AGUI_MAX_MESSAGE_BYTES" in env else None
     return ag_ui_app(
         make,
-        sessions=sqlite_sessions(db) if db else None,
+        sessions=open_sessions(env.get("AGUI_DB")),
         frontend_tools=[PICK_COLOR],
         accept_state=_state,
         bind_thread=_bind,
+        limits=limits,
+        max_message_bytes=max_message,
+        max_body_bytes=int(env.get("AGUI_MAX_BODY_BYTES", str(DEFAULT_MAX_BODY_BYTES))),
     )

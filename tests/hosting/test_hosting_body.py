@@ -144,7 +144,12 @@ def test_refusal_json_shape_and_base_class() -> None:
     assert isinstance(refusal, AgentFootprintError)
     assert refusal.status == 400
     assert refusal.to_json() == {
-        "error": {"code": "ERR_AGUI_ID_TOO_LONG", "field": "threadId", "message": REFUSALS["ERR_AGUI_ID_TOO_LONG"][1]}
+        "error": {
+            "code": "ERR_INVALID_RUN_INPUT",
+            "field": "threadId",
+            "message": REFUSALS["ERR_AGUI_ID_TOO_LONG"][1],
+            "reason": "ERR_AGUI_ID_TOO_LONG",
+        }
     }
     json.dumps(refusal.to_json())
     assert "ERR_AGUI_ID_TOO_LONG" in repr(refusal)

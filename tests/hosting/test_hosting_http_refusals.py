@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentfootprint.hosting import REFUSALS, FrontendTool, ValidationScope, ag_ui_app
+from agentfootprint.hosting.refusal import RUN_INPUT_REASONS
 from agentfootprint.providers import mock
 
 SECRET = "SENTINEL-VALUE-7f3a"
@@ -175,8 +176,9 @@ async def test_each_refusal_is_json_naming_the_field_never_the_value(
     assert response.status_code == status, response.text
     assert response.headers["content-type"].startswith("application/json")
     error = response.json()["error"]
-    assert set(error) == {"code", "field", "message"}
+    assert set(error) == {"code", "field", "message", "reason"}
     assert error["reason"] == code and error["field"] == field
+    assert error["code"] == ("ERR_INVALID_RUN_INPUT" if code in RUN_INPUT_REASONS else code)
     assert error["message"] == REFUSALS[code][1]
     assert SECRET not in response.text
 
@@ -222,6 +224,33 @@ hostile_body = (
     )
     | any_json
 )
+
+
+async def test_shape_and_id_refusals_carry_err_invalid_run_input_R001_07() -> None:
+    """R001-07: every shape/id refusal of the request door is 400 with code ERR_INVALID_RUN_INPUT (detail: reason)."""
+    shape = [case for case in CASES if case[4] in RUN_INPUT_REASONS]
+    assert {case[4] for case in shape} >= {
+        "ERR_AGUI_ID_TOO_LONG",
+        "ERR_AGUI_ID_FORMAT",
+        "ERR_AGUI_FIELD_MISSING",
+        "ERR_AGUI_FIELD_TYPE",
+        "ERR_AGUI_SYSTEM_MESSAGE",
+        "ERR_AGUI_NOT_JSON",
+    }
+    async with client(app_with(frontend_tools=[PICK])) as http:
+        for name, payload, headers, _status, reason, _field in shape:
+            raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+            response = await http.post("/agui", content=raw, headers={"content-type": "application/json", **headers})
+            error = response.json()["error"]
+            assert (response.status_code, error["code"], error["reason"]) == (400, "ERR_INVALID_RUN_INPUT", reason), (
+                name
+            )
+        for where in ("threadId", "runId", "parentRunId"):
+            response = await http.post("/agui", json={**body(user("u1")), where: "x" * 129})
+            assert (response.status_code, response.json()["error"]["code"]) == (400, "ERR_INVALID_RUN_INPUT")
+            assert response.json()["error"]["field"] == where
+        busy_free = await http.post("/agui", json=body(user("u1"), user("u1")))
+    assert busy_free.json()["error"]["code"] == "ERR_INVALID_RUN_INPUT", "a duplicate message id is a shape refusal"
 
 
 @settings(max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck))

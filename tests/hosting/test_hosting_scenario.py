@@ -67,7 +67,14 @@ def test_a_conversation_with_a_frontend_tool_and_an_interrupt() -> None:
 def test_refusal_bodies_are_json_with_code_field_message() -> None:
     refusal = refusal_of(body(user("m1"), state={"theme": "dark", "admin": True}), rules=RULES)
     out = json.loads(json.dumps(refusal.to_json()))
-    assert out == {"error": {"code": "ERR_AGUI_STATE_INVALID", "field": "state", "message": refusal.message}}
+    assert out == {
+        "error": {
+            "code": "ERR_AGUI_STATE_INVALID",
+            "field": "state",
+            "message": refusal.message,
+            "reason": "ERR_AGUI_STATE_INVALID",
+        }
+    }
     assert refusal.status == 422
 
 

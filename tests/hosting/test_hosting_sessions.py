@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -228,3 +229,58 @@ async def test_the_app_runs_a_paused_conversation_on_postgres(postgres_dsn: str)
     await store.close()
     assert status == 200 and text_of(events) == "Paris, as you said."
     assert [m.role for m in second.requests[-1].messages] == ["user", "assistant", "tool", "assistant", "user"]
+
+
+async def _write_pause(store: Any, thread_id: str, text: str) -> None:
+    """Overwrite the stored pause record with ``text``, as a foreign writer would."""
+    if hasattr(store, "_rows"):
+        store._rows[thread_id].pause = text.encode()
+        return
+    if hasattr(store, "_conn"):
+        import sqlite3
+
+        with sqlite3.connect(store.path) as conn:
+            conn.execute(f"UPDATE {store._table} SET pause = ? WHERE thread_id = ?", (text, thread_id))
+        return
+    async with store._connection() as conn, conn.transaction():
+        await conn.execute(f"UPDATE {store._table} SET pause = %s WHERE thread_id = %s", (text, thread_id))
+
+
+FOREIGN_PAUSES = [
+    '{"kind": "interrupt", "interruptId": "int-1"}',
+    '{"checkpoint": {}, "kind": "interrupt", "tool_call_id": "c1", "tool_name": "x"}',
+    '{"checkpoint": {}, "kind": "mystery", "tool_call_id": "c1", "tool_name": "x", "interrupt_id": "int-1"}',
+    '"\\u0000 not ours"',
+    "[1, 2, 3]",
+    "{not json",
+]
+
+
+@pytest.mark.parametrize("foreign", FOREIGN_PAUSES)
+async def test_a_pause_record_this_host_did_not_write_is_not_read_as_a_pause_R001_28(
+    store: SessionStore, foreign: str
+) -> None:
+    """R001-28: a stored suspension record that is not one this adapter wrote is ignored; nothing is matched to it."""
+    await store.save(await store.acquire("t1", ALICE), RECORD)
+    await _write_pause(store, "t1", foreign)
+    lease = await store.acquire("t1", ALICE)
+    assert lease.record.pause is None and lease.record.held_thread().pause is None
+    assert lease.record.messages == RECORD.messages and lease.record.conversation == RECORD.conversation
+    await store.release(lease)
+
+
+async def test_the_app_matches_nothing_to_a_foreign_pause_and_runs_the_thread_on_R001_28(tmp_path: Any) -> None:
+    """R001-28 at the door: a resume naming the foreign record's ids is refused as not held; a message runs (no 500)."""
+    store = sqlite_sessions(tmp_path / "threads.db")
+    provider = mock(replies=["first", "second"])
+    async with client(ag_ui_app(factory(provider), sessions=store)) as http:
+        status, _ = await turn(http, body(user("u1", "hi")))
+        assert status == 200
+        foreign = {**RECORD.pause.model_dump(), "interrupt_id": "int-foreign"}  # shaped right, checkpoint not ours
+        await _write_pause(store, "t1", json.dumps(foreign))
+        resume = [{"interruptId": "int-foreign", "status": "resolved", "payload": "yes"}]
+        status, refused = await turn(http, body(user("u1", "hi"), run="r2", resume=resume))
+        assert status == 409 and refused["error"]["reason"] == "ERR_AGUI_RESUME_NOT_HELD"
+        status, events = await turn(http, body(user("u1", "hi"), user("u2", "again"), run="r3"))
+    assert status == 200 and text_of(events) == "second"
+    assert [m.role for m in provider.requests[-1].messages] == ["user", "assistant", "user"]

@@ -155,7 +155,7 @@ def ag_ui_app(
     rules = TurnRules.build(frontend_tools=frontend_tools, accept_state=accept_state, accept_context=accept_context)
     host = _Host(
         agent_factory,
-        sessions or memory_sessions(),
+        sessions if sessions is not None else memory_sessions(),
         rules,
         bind_thread,
         reader,
@@ -167,7 +167,10 @@ def ag_ui_app(
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
-        sweeper = asyncio.create_task(host.sweep_forever()) if host.retention is not None else None
+        sweeper = None
+        if host.retention is not None:
+            await host.sweep_once()
+            sweeper = asyncio.create_task(host.sweep_forever())
         try:
             yield
         finally:
@@ -427,18 +430,22 @@ class _Host:
             return 0
         return await self.store.purge(self.retention)
 
+    async def sweep_once(self) -> None:
+        """One sweep; a failure is logged, never raised."""
+        try:
+            removed = await self.sweep()
+            if removed:
+                logger.info("retention removed %d threads", removed)
+        except Exception:
+            logger.exception("retention sweep failed")
+
     async def sweep_forever(self) -> None:
-        """Sweep at start, then every tenth of the retention (at most hourly)."""
+        """Sweep every tenth of the retention (at most hourly) after the one at start."""
         assert self.retention is not None
         every = min(max(self.retention / 10, 1.0), 3600.0)
         while True:
-            try:
-                removed = await self.sweep()
-                if removed:
-                    logger.info("retention removed %d threads", removed)
-            except Exception:
-                logger.exception("retention sweep failed")
             await asyncio.sleep(every)
+            await self.sweep_once()
 
     async def _free(self, lease: ThreadLease | None) -> None:
         if lease is None:

@@ -219,6 +219,7 @@ def _key_set(jwks: Mapping[str, Any]) -> dict[str | None, Any]:
 
 def _reason(err: Exception) -> str:
     import jwt
+    from jwt.exceptions import InvalidSubjectError
 
     table: tuple[tuple[type[Exception], str], ...] = (
         (jwt.ExpiredSignatureError, "ERR_AGUI_TOKEN_EXPIRED"),
@@ -228,6 +229,8 @@ def _reason(err: Exception) -> str:
         (jwt.InvalidSignatureError, "ERR_AGUI_TOKEN_SIGNATURE"),
         (jwt.InvalidAlgorithmError, "ERR_AGUI_TOKEN_ALGORITHM"),
         (jwt.MissingRequiredClaimError, "ERR_AGUI_TOKEN_CLAIMS"),
+        (InvalidSubjectError, "ERR_AGUI_TOKEN_CLAIMS"),
+        (jwt.InvalidIssuedAtError, "ERR_AGUI_TOKEN_CLAIMS"),
     )
     for kind, reason in table:
         if isinstance(err, kind):

@@ -5,13 +5,17 @@ from __future__ import annotations
 import importlib
 import re
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentfootprint.hosting.body import DEFAULT_MAX_BODY_BYTES
 from agentfootprint.hosting.refusal import HostingConfigError
+from agentfootprint.hosting.sessions import DEFAULT_LEASE_SECONDS
 
 if TYPE_CHECKING:
     from agentfootprint.hosting.app import AgentFactory
+    from agentfootprint.hosting.limits import AdmissionLimits
     from agentfootprint.hosting.sessions import SessionStore
 
 __all__ = ["load_factory", "open_sessions", "serve"]
@@ -45,22 +49,22 @@ def load_factory(target: str) -> AgentFactory:
     return factory
 
 
-def open_sessions(url: str | None) -> SessionStore:
+def open_sessions(url: str | None, *, lease_seconds: float = DEFAULT_LEASE_SECONDS) -> SessionStore:
     """A store from a URL: None → in memory; ``postgresql://``/``postgres://`` → PostgreSQL; else a SQLite path."""
     from agentfootprint.hosting.memory_store import memory_sessions
 
     if url is None or url in ("", ":memory:", "memory:", "memory://"):
-        return memory_sessions()
+        return memory_sessions(lease_seconds=lease_seconds)
     if url.startswith(("postgresql://", "postgres://")):
         from agentfootprint.hosting.postgres_store import postgres_sessions
 
-        return postgres_sessions(url)
+        return postgres_sessions(url, lease_seconds=lease_seconds)
     from agentfootprint.hosting.sqlite_store import sqlite_sessions
 
     path = url.removeprefix("sqlite:///") if url.startswith("sqlite:///") else url.removeprefix("sqlite://")
     if not path:
         raise HostingConfigError("a sqlite URL needs a file path: sqlite:///path/to/threads.db")
-    return sqlite_sessions(path)
+    return sqlite_sessions(path, lease_seconds=lease_seconds)
 
 
 def serve(
@@ -71,8 +75,15 @@ def serve(
     db: str | None = None,
     path: str = "/agui",
     log_level: str = "info",
+    lease_seconds: float = DEFAULT_LEASE_SECONDS,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    max_message_bytes: int | None = None,
+    limits: AdmissionLimits | Mapping[str, Any] | None = None,
+    retention_seconds: float | None = None,
 ) -> None:
-    """Serve ``module:factory`` over AG-UI at ``http://host:port{path}`` until interrupted (``/healthz`` too)."""
+    """Serve ``module:factory`` over AG-UI at ``http://host:port{path}`` until interrupted (``/healthz`` too).
+
+    ``lease_seconds``: how long a thread stays busy after its host dies mid-turn (renewed while a turn runs)."""
     if not isinstance(port, int) or isinstance(port, bool) or not 0 <= port <= 65535:
         raise HostingConfigError("port must be an int in 0..65535")
     factory = load_factory(target)
@@ -82,5 +93,13 @@ def serve(
         raise HostingConfigError("serving needs the server extra: pip install 'agentfootprint[server]'") from None
     from agentfootprint.hosting.app import ag_ui_app
 
-    app = ag_ui_app(factory, sessions=open_sessions(db), path=path)
+    app = ag_ui_app(
+        factory,
+        sessions=open_sessions(db, lease_seconds=lease_seconds),
+        path=path,
+        max_body_bytes=max_body_bytes,
+        max_message_bytes=max_message_bytes,
+        limits=limits,
+        retention_seconds=retention_seconds,
+    )
     uvicorn.run(app, host=host, port=port, log_level=log_level)

@@ -1,0 +1,247 @@
+"""``jwt_identity``: verified bearer tokens bind the caller; every bad token is a 401 that never echoes it."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import httpx2
+import jwt
+import pytest
+from agui_http import body, client, factory, text_of, turn, user
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
+from jwt.algorithms import ECAlgorithm, OKPAlgorithm, RSAAlgorithm
+
+from agentfootprint.hosting import HostingConfigError, WireRequestRefusal, ag_ui_app, jwt_identity
+from agentfootprint.identity import Identity
+from agentfootprint.providers import mock
+
+ISSUER = "https://login.example.test/"
+AUDIENCE = "agent-api"
+RSA_KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+RSA_NEXT = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+EC_KEY = ec.generate_private_key(ec.SECP256R1())
+ED_KEY = ed25519.Ed25519PrivateKey.generate()
+
+
+def jwk(private: Any, kid: str) -> dict[str, Any]:
+    """The public JWK of a private key, with its kid."""
+    public = private.public_key()
+    if isinstance(private, rsa.RSAPrivateKey):
+        data = RSAAlgorithm.to_jwk(public, as_dict=True)
+    elif isinstance(private, ec.EllipticCurvePrivateKey):
+        data = ECAlgorithm.to_jwk(public, as_dict=True)
+    else:
+        data = OKPAlgorithm.to_jwk(public, as_dict=True)
+    return {**data, "kid": kid, "use": "sig"}
+
+
+JWKS = {"keys": [jwk(RSA_KEY, "rsa-1"), jwk(EC_KEY, "ec-1"), jwk(ED_KEY, "ed-1")]}
+
+
+def token(
+    private: Any = RSA_KEY, kid: str | None = "rsa-1", alg: str = "RS256", now: float | None = None, **claims: Any
+) -> str:
+    """A signed token: issuer, audience, subject and an expiry an hour out unless ``claims`` say otherwise."""
+    at = time.time() if now is None else now
+    payload = {"iss": ISSUER, "aud": AUDIENCE, "sub": "alice", "tenant": "acme", "iat": at, "exp": at + 3600}
+    payload.update(claims)
+    payload = {k: v for k, v in payload.items() if v is not None}
+    headers = {"kid": kid} if kid is not None else {}
+    return jwt.encode(payload, private, algorithm=alg, headers=headers)
+
+
+class Req:
+    """The part of a request a binder reads."""
+
+    def __init__(self, authorization: str | None) -> None:
+        self.headers = {"authorization": authorization} if authorization is not None else {}
+
+
+def binder(**kw: Any) -> Any:
+    return jwt_identity(JWKS, issuer=ISSUER, audience=AUDIENCE, **kw)
+
+
+async def refused(bound: Any, authorization: str | None) -> WireRequestRefusal:
+    with pytest.raises(WireRequestRefusal) as info:
+        await bound(Req(authorization))
+    refusal = info.value
+    assert (refusal.status, refusal.code, refusal.field) == (401, "ERR_AGUI_UNAUTHORIZED", "authorization")
+    assert refusal.headers["WWW-Authenticate"].startswith("Bearer")
+    if authorization:
+        text = json.dumps(refusal.to_json()) + str(refusal) + repr(refusal)
+        assert authorization.split()[-1] not in text and authorization.split()[-1][:20] not in text
+    return refusal
+
+
+@pytest.mark.parametrize(
+    ("private", "kid", "alg"), [(RSA_KEY, "rsa-1", "RS256"), (EC_KEY, "ec-1", "ES256"), (ED_KEY, "ed-1", "EdDSA")]
+)
+async def test_a_valid_token_binds_sub_and_tenant(private: Any, kid: str, alg: str) -> None:
+    bound = await binder()(Req(f"Bearer {token(private, kid, alg)}"))
+    assert bound == Identity(principal="alice", tenant="acme")
+
+
+async def test_no_tenant_claim_binds_the_principal_alone_and_the_claim_name_is_the_apps() -> None:
+    assert await binder()(Req(f"Bearer {token(tenant=None)}")) == Identity(principal="alice")
+    bound = await binder(tenant_claim="org")(Req(f"Bearer {token(org='umbrella')}"))
+    assert bound == Identity(principal="alice", tenant="umbrella")
+
+
+async def test_the_leeway_is_60_seconds_either_way() -> None:
+    now = time.time()
+    assert (await binder()(Req(f"Bearer {token(exp=now - 50)}"))).principal == "alice"
+    assert (await binder()(Req(f"Bearer {token(nbf=now + 50)}"))).principal == "alice"
+    assert (await refused(binder(), f"Bearer {token(exp=now - 90)}")).reason == "ERR_AGUI_TOKEN_EXPIRED"
+    assert (await refused(binder(), f"Bearer {token(nbf=now + 90)}")).reason == "ERR_AGUI_TOKEN_NOT_YET_VALID"
+
+
+def _none_token() -> str:
+    return jwt.encode({"iss": ISSUER, "aud": AUDIENCE, "sub": "x", "exp": time.time() + 60}, None, algorithm="none")
+
+
+def _hs_token() -> str:
+    """The classic confusion: an HMAC token keyed with the public key's text, naming the RSA key's id."""
+    import hashlib
+    import hmac
+
+    def part(data: dict[str, Any]) -> str:
+        return jwt.utils.base64url_encode(json.dumps(data).encode()).decode()
+
+    signing = part({"alg": "HS256", "typ": "JWT", "kid": "rsa-1"}) + "." + part({"iss": ISSUER, "sub": "x"})
+    secret = json.dumps(JWKS["keys"][0]).encode()
+    mac = hmac.new(secret, signing.encode(), hashlib.sha256).digest()
+    return f"{signing}.{jwt.utils.base64url_encode(mac).decode()}"
+
+
+def _tampered() -> str:
+    head, _payload, signature = token().split(".")
+    forged = jwt.utils.base64url_encode(json.dumps({"iss": ISSUER, "aud": AUDIENCE, "sub": "root"}).encode())
+    return f"{head}.{forged.decode()}.{signature}"
+
+
+BAD_TOKENS = [
+    ("absent", None, "ERR_AGUI_TOKEN_MISSING"),
+    ("not bearer", "Basic YWxpY2U6cHc=", "ERR_AGUI_TOKEN_MALFORMED"),
+    ("empty bearer", "Bearer ", "ERR_AGUI_TOKEN_MALFORMED"),
+    ("garbage", "Bearer not.a.jwt", "ERR_AGUI_TOKEN_MALFORMED"),
+    ("alg none", f"Bearer {_none_token()}", "ERR_AGUI_TOKEN_ALGORITHM"),
+    ("hs256 with the public key", f"Bearer {_hs_token()}", "ERR_AGUI_TOKEN_ALGORITHM"),
+    ("wrong issuer", f"Bearer {token(iss='https://evil.test/')}", "ERR_AGUI_TOKEN_ISSUER"),
+    ("wrong audience", f"Bearer {token(aud='other-api')}", "ERR_AGUI_TOKEN_AUDIENCE"),
+    ("no expiry", f"Bearer {token(exp=None)}", "ERR_AGUI_TOKEN_CLAIMS"),
+    ("no subject", f"Bearer {token(sub=None)}", "ERR_AGUI_TOKEN_CLAIMS"),
+    ("subject not a string", f"Bearer {token(sub=42)}", "ERR_AGUI_TOKEN_CLAIMS"),
+    ("tenant not a string", f"Bearer {token(tenant=['a'])}", "ERR_AGUI_TOKEN_CLAIMS"),
+    ("unknown kid", f"Bearer {token(kid='rsa-9')}", "ERR_AGUI_TOKEN_KEY_UNKNOWN"),
+    ("no kid, several keys", f"Bearer {token(kid=None)}", "ERR_AGUI_TOKEN_KEY_UNKNOWN"),
+    ("signed by another key", f"Bearer {token(RSA_NEXT)}", "ERR_AGUI_TOKEN_SIGNATURE"),
+    ("key of another type", f"Bearer {token(RSA_KEY, 'ec-1')}", "ERR_AGUI_TOKEN_ALGORITHM"),
+    ("tampered payload", f"Bearer {_tampered()}", "ERR_AGUI_TOKEN_SIGNATURE"),
+    ("oversized", "Bearer " + "a" * 20_000, "ERR_AGUI_TOKEN_MALFORMED"),
+]
+
+
+@pytest.mark.parametrize(("name", "authorization", "reason"), BAD_TOKENS, ids=[b[0] for b in BAD_TOKENS])
+async def test_every_bad_token_is_a_401_naming_authorization(name: str, authorization: str | None, reason: str) -> None:
+    assert (await refused(binder(), authorization)).reason == reason
+
+
+async def test_optional_serves_a_request_without_a_token_as_anonymous_but_never_a_bad_one() -> None:
+    assert await binder(optional=True)(Req(None)) is None
+    await refused(binder(optional=True), "Bearer not.a.jwt")
+
+
+async def test_a_jwks_url_is_fetched_once_cached_and_refetched_for_a_new_key_id() -> None:
+    served = {"keys": [jwk(RSA_KEY, "rsa-1")]}
+    fetches: list[str] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        fetches.append(str(request.url))
+        return httpx2.Response(200, json=served)
+
+    http = httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
+    bound = jwt_identity(
+        "https://login.example.test/jwks.json",
+        issuer=ISSUER,
+        audience=AUDIENCE,
+        http_client=http,
+        min_refresh_seconds=0,
+    )
+    for _ in range(3):
+        assert (await bound(Req(f"Bearer {token()}"))).principal == "alice"
+    assert fetches == ["https://login.example.test/jwks.json"], "cached"
+
+    served = {"keys": [jwk(RSA_NEXT, "rsa-2")]}  # the issuer rotated its key
+    assert (await bound(Req(f"Bearer {token(RSA_NEXT, 'rsa-2')}"))).principal == "alice"
+    assert len(fetches) == 2
+    assert (await refused(bound, f"Bearer {token()}")).reason == "ERR_AGUI_TOKEN_KEY_UNKNOWN", "the old key retired"
+    await http.aclose()
+
+
+async def test_unknown_key_ids_refetch_at_most_once_per_interval() -> None:
+    fetches: list[int] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        fetches.append(1)
+        return httpx2.Response(200, json={"keys": [jwk(RSA_KEY, "rsa-1")]})
+
+    http = httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
+    bound = jwt_identity("https://login.example.test/jwks", issuer=ISSUER, audience=AUDIENCE, http_client=http)
+    for i in range(10):
+        await refused(bound, f"Bearer {token(kid=f'forged-{i}')}")
+    assert len(fetches) == 1, "random key ids cannot make the host hammer the issuer"
+    await http.aclose()
+
+
+async def test_an_unreachable_jwks_is_a_503_with_retry_after_not_a_401() -> None:
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(500)
+
+    http = httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
+    bound = jwt_identity("https://login.example.test/jwks", issuer=ISSUER, audience=AUDIENCE, http_client=http)
+    app = ag_ui_app(factory(mock("hi")), bind_thread=bound)
+    async with client(app) as web:
+        response = await web.post("/agui", json=body(user("u1")), headers={"authorization": f"Bearer {token()}"})
+    assert response.status_code == 503 and response.headers["retry-after"] == "5"
+    assert response.json()["error"]["code"] == "ERR_AGUI_IDENTITY_UNAVAILABLE"
+    await http.aclose()
+
+
+def test_configuration_is_checked_up_front() -> None:
+    with pytest.raises(HostingConfigError):
+        jwt_identity({"keys": []}, issuer=ISSUER, audience=AUDIENCE)
+    with pytest.raises(HostingConfigError):
+        jwt_identity("ftp://x", issuer=ISSUER, audience=AUDIENCE)
+    with pytest.raises(HostingConfigError):
+        jwt_identity(JWKS, issuer="", audience=AUDIENCE)
+    with pytest.raises(HostingConfigError):
+        jwt_identity(JWKS, issuer=ISSUER, audience=AUDIENCE, algorithms=["HS256"])
+    with pytest.raises(HostingConfigError):
+        jwt_identity(JWKS, issuer=ISSUER, audience=AUDIENCE, leeway=-1)
+
+
+async def test_over_http_a_refused_token_never_runs_the_agent_and_threads_are_per_subject() -> None:
+    provider = mock(replies=["one", "two"])
+    app = ag_ui_app(factory(provider), bind_thread=binder())
+    alice = {"authorization": f"Bearer {token()}"}
+    bob = {"authorization": f"Bearer {token(sub='bob')}"}
+    async with client(app) as http:
+        bad = await http.post("/agui", json=body(user("u1")), headers={"authorization": f"Bearer {token(aud='x')}"})
+        assert bad.status_code == 401 and bad.headers["www-authenticate"].startswith("Bearer")
+        assert bad.json()["error"] == {
+            "code": "ERR_AGUI_UNAUTHORIZED",
+            "field": "authorization",
+            "message": "the bearer token is meant for another audience",
+            "reason": "ERR_AGUI_TOKEN_AUDIENCE",
+        }
+        missing = await http.post("/agui", json=body(user("u1")))
+        assert missing.status_code == 401 and missing.json()["error"]["reason"] == "ERR_AGUI_TOKEN_MISSING"
+        assert provider.calls == 0, "the agent never ran"
+        status, events = await turn(http, body(user("u1")), headers=alice)
+        assert status == 200 and text_of(events) == "one"
+        status, refused_bob = await turn(http, body(user("u1"), user("u2")), headers=bob)
+        assert status == 404 and refused_bob["error"]["reason"] == "ERR_AGUI_THREAD_NOT_FOUND"
+        assert (await http.get("/agui/threads/t1/recording", headers=bob)).status_code == 404
+        assert (await http.get("/agui/threads/t1/recording", headers=alice)).status_code == 200
