@@ -13,7 +13,7 @@ from agui_live import live_server
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentfootprint.hosting import AdmissionLimits, HostingConfigError, WireRequestRefusal, ag_ui_app
+from agentfootprint.hosting import AdmissionLimits, HostingConfigError, WireRequestRefusal, ag_ui_app, memory_sessions
 from agentfootprint.hosting.limits import Admission
 from agentfootprint.providers import mock
 
@@ -193,3 +193,37 @@ async def test_limits_and_caps_over_a_live_server(tmp_path: Path) -> None:
             huge = await http.post(agui, json=body(user("u1", "x" * 5000), thread="c2"), headers=carol)
             assert huge.status_code == 413 and huge.json()["error"]["reason"] == "ERR_AGUI_BODY_TOO_LARGE"
             assert "x" * 65 not in long_message.text + huge.text
+
+
+async def test_a_client_gone_before_the_stream_starts_frees_its_slot_and_thread() -> None:
+    """The response could not even start (the client left): the turn's admission slot and thread lease are freed."""
+    store = memory_sessions()
+    app = ag_ui_app(factory(mock(replies=["one", "two"])), sessions=store, limits={"concurrent_turns": 1})
+    raw = json.dumps(body(user("u1"))).encode()
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/agui",
+        "raw_path": b"/agui",
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(raw)).encode())],
+        "client": ("127.0.0.1", 5000),
+        "server": ("127.0.0.1", 80),
+    }
+    messages = [{"type": "http.request", "body": raw, "more_body": False}]
+
+    async def receive() -> dict[str, object]:
+        return messages.pop(0) if messages else {"type": "http.disconnect"}
+
+    async def send(message: dict[str, object]) -> None:
+        raise OSError("the client is gone")
+
+    with pytest.raises(OSError):
+        await app(scope, receive, send)
+    async with client(app) as http:
+        status, events = await turn(http, body(user("u1")))
+    assert status == 200 and text_of(events) == "one", "neither 409 busy nor 429: both were freed"

@@ -250,7 +250,7 @@ def test_tool_and_assistant_message_shapes() -> None:
 )
 def test_reasoning_message_content_is_checked(content: Any, code: str, field: str) -> None:
     refusal = refused(body({"id": "r1", "role": "reasoning", "content": content}))
-    assert (refusal.code, refusal.field, refusal.status) == (code, field, 400)
+    assert (refusal.reason, refusal.field, refusal.status) == (code, field, 400)
     assert "thinking" not in str(refusal) and "\ud800" not in str(refusal)
 
 

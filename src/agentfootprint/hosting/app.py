@@ -11,7 +11,7 @@ import contextvars
 import json
 import logging
 import re
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -36,6 +36,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from agentfootprint.agent.agent import Agent, load_conversation, load_pause_checkpoint
 from agentfootprint.agent.models import RunResult
@@ -266,6 +267,22 @@ class _Opened:
     lease: ThreadLease
     headers: Mapping[str, str]
     ticket: Ticket
+    started: bool = False
+
+
+class _TurnStream(EventSourceResponse):
+    """One turn's SSE response; if its stream never started (the client left first), the thread and the admission
+    slot are freed all the same."""
+
+    def __init__(self, content: AsyncIterator[bytes], *, release: Callable[[], Awaitable[None]]) -> None:
+        super().__init__(content, headers={"Cache-Control": "no-store"})
+        self._release = release
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            await self._release()
 
 
 @dataclass
@@ -315,7 +332,7 @@ class _Host:
             opened = await self._open(request)
         except Exception as exc:
             return _failure(exc, "AG-UI request failed before streaming")
-        return EventSourceResponse(self._events(opened), headers={"Cache-Control": "no-store"})
+        return _TurnStream(self._events(opened), release=lambda: self._abandon(opened))
 
     async def invoke(self, request: Request) -> Response:
         """``POST {path}/invoke``: the turn's RunResult as JSON (200), or 202 when it paused, with where to poll."""
@@ -457,7 +474,15 @@ class _Host:
             logger.exception("could not free thread %r", lease.thread_id)
 
     # -- the turn ------------------------------------------------------------------------------------------------
+    async def _abandon(self, opened: _Opened) -> None:
+        """Free what a turn whose stream never started holds (a started stream frees its own)."""
+        if not opened.started:
+            opened.started = True
+            opened.ticket.done()
+            await self._free(opened.lease)
+
     async def _events(self, opened: _Opened) -> AsyncIterator[bytes]:
+        opened.started = True
         encoder = EventEncoder()
         plan = opened.plan
         queue: asyncio.Queue[BaseEvent | None] = asyncio.Queue()
