@@ -14,10 +14,11 @@ from agentfootprint.agent.extension import (
     RunContext,
     ToolCallRequest,
 )
-from agentfootprint.events import AgentEvent, EventSink, PayloadArg
+from agentfootprint.agent.member_run import resolve_parent_run
+from agentfootprint.events import AgentEvent, EventDispatcher, EventSink, PayloadArg
 from agentfootprint.flow import RedactionPolicy, Redactor, Scope
 from agentfootprint.flow._frozen import thaw
-from agentfootprint.identity import Identity
+from agentfootprint.identity import Identity, coerce_identity
 from agentfootprint.providers import LLMRequest, LLMResponse, Message
 from agentfootprint.tools import Tool, ToolOutcome
 
@@ -92,6 +93,8 @@ class AgentRun:
         agent_state: dict[str, dict[str, Any]] | None = None,
         continued: dict[str, Any] | None = None,
         resumed: bool = False,
+        request: Any = None,
+        link: str | None = None,
     ) -> None:
         self.config = config
         self.run_id = run_id
@@ -103,6 +106,10 @@ class AgentRun:
         self.original_input = original_input
         self.mounted = mounted
         self.resumed = resumed
+        self.request = request
+        """The request this run serves (a host's served turn), or None: a member sees its linked run's only."""
+        self.link = link
+        """The live link of the composition run this run serves (for a helper run of the same run), or None."""
         self.cancelled = asyncio.Event()
         self.last_completed_iteration = 0
         self.budget_warned = False
@@ -116,11 +123,39 @@ class AgentRun:
         self._message_caches: dict[str, tuple[list[Any], list[Message]]] = {}
 
     @staticmethod
-    def of(scope: Scope, config: AgentConfig) -> AgentRun:
-        """The run ``config``'s chart serves, as the engine handed it; refused when none reaches the stage."""
+    def of(scope: Scope, config: AgentConfig, events: EventSink | None = None) -> AgentRun:
+        """The run ``config``'s chart serves, as the engine handed it; else, in a chart a caller built, the run its
+        mount input names (``parent_run``: a live link; ``member_identity``: an identity); else refused."""
         run = scope.deps
-        if not isinstance(run, AgentRun) or run.config is not config:
-            raise MemberIdentityError()
+        if isinstance(run, AgentRun) and run.config is config:
+            return run
+        return AgentRun._adopt(scope, config, events)
+
+    @staticmethod
+    def _adopt(scope: Scope, config: AgentConfig, events: EventSink | None) -> AgentRun:
+        link = scope.get("parent_run")
+        sink = events if events is not None else EventDispatcher()
+        if link is not None:
+            record = resolve_parent_run(link, f"agent '{config.name[:80]}' (mounted)")
+            run = AgentRun(
+                config,
+                sink,
+                record.run_id,
+                identity=record.identity,
+                session_id=record.session_id,
+                redactor=Redactor(config.redaction),
+                mounted=True,
+                request=record.request,
+                link=record.link,
+            )
+        else:
+            given = scope.get("member_identity")
+            if given is None:
+                raise MemberIdentityError()
+            identity = coerce_identity(thaw(given))
+            run_id = scope.run_id or ""
+            run = AgentRun(config, sink, run_id, identity=identity, redactor=Redactor(config.redaction), mounted=True)
+        scope.bind_deps(run)
         return run
 
     # -- events -----------------------------------------------------------------------------------------------

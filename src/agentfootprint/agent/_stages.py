@@ -22,6 +22,7 @@ from agentfootprint.context.budget import (
     slot_breakdown,
 )
 from agentfootprint.context.cache import compute_cache_markers
+from agentfootprint.events import EventSink
 from agentfootprint.events import types as ev
 from agentfootprint.flow import DecisionResult, Scope, decide
 from agentfootprint.flow._frozen import thaw
@@ -85,8 +86,10 @@ class Catalog:
 class Stages:
     """The loop's stages for one agent config (closures over nothing: every run arrives through ``scope.deps``)."""
 
-    def __init__(self, config: AgentConfig) -> None:
+    def __init__(self, config: AgentConfig, events: EventSink | None = None) -> None:
         self.config = config
+        self.events = events
+        """The agent's own listeners, for a run adopted from a caller-built chart's mount input."""
         self.catalog = Catalog(config)
         self.cache_policies = {i.id: i.cache for i in config.injections}
         rules: list[dict[str, Any]] = [
@@ -103,7 +106,7 @@ class Stages:
         self.rules = rules
 
     def run_of(self, scope: Scope) -> AgentRun:
-        return AgentRun.of(scope, self.config)
+        return AgentRun.of(scope, self.config, self.events)
 
     # -- seed -------------------------------------------------------------------------------------------------
     async def seed(self, scope: Scope) -> None:

@@ -16,6 +16,7 @@ from agentfootprint.agent.config import READ_SKILL, AgentConfig
 from agentfootprint.agent.errors import PolicyHaltError
 from agentfootprint.agent.extension import CallTool, ToolCallRequest
 from agentfootprint.agent.turn import HistoryEntry, ToolCallRecord, ToolResultRecord, ToolReturn, Turn
+from agentfootprint.events import EventSink
 from agentfootprint.events import types as ev
 from agentfootprint.flow import Scope, pause, resume_answer
 from agentfootprint.flow._frozen import thaw
@@ -59,12 +60,13 @@ class _Result:
 class ToolCalls:
     """The stage, built once per agent config; each run arrives through ``scope.deps``."""
 
-    def __init__(self, config: AgentConfig, catalog: Catalog) -> None:
+    def __init__(self, config: AgentConfig, catalog: Catalog, events: EventSink | None = None) -> None:
         self.config = config
         self.catalog = catalog
+        self.events = events
 
     async def __call__(self, scope: Scope) -> None:
-        run = AgentRun.of(scope, self.config)
+        run = AgentRun.of(scope, self.config, self.events)
         turn = Turn(scope)
         iteration = turn.iteration
         response = turn.last_response
@@ -196,6 +198,8 @@ class ToolCalls:
                 iteration=iteration,
                 tool_name=request.name,
                 cancelled=run.cancelled,
+                request=run.request,
+                parent_run=run.link,
             )
             return await execute_tool(
                 request.tool,

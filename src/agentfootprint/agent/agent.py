@@ -23,12 +23,14 @@ from agentfootprint.agent.errors import (
     InvalidConversationError,
     NoConversationError,
     OutputSchemaError,
+    ParentRunRefusedError,
     PendingQuestionError,
     RunInFlightError,
     UnknownSourceError,
     as_run_checkpoint_error,
 )
 from agentfootprint.agent.extension import Extension, RunOutcome
+from agentfootprint.agent.member_run import resolve_parent_run
 from agentfootprint.agent.models import AgentPauseCheckpoint, ConversationCheckpoint, RunResult, StoppedEarly
 from agentfootprint.agent.run_input import normalize_run_input
 from agentfootprint.context import remember_turn
@@ -68,8 +70,8 @@ class Agent:
         _validate(config)
         self.config = config
         self.name = config.name
-        self.chart: FlowChart = build_agent_chart(config)
         self._events = EventDispatcher(redact=self._redact_payload)
+        self.chart: FlowChart = build_agent_chart(config, self._events)
         self._in_flight = False
         self._pending: dict[str, Any] | None = None
         self._abandoned: list[dict[str, Any]] = []
@@ -188,10 +190,26 @@ class Agent:
         continue_from: Mapping[str, Any] | None = None,
         seed: int | None = None,
         redact: RedactionPolicy | None = None,
+        parent_run: str | None = None,
+        request: Any = None,
     ) -> RunResult:
-        """Answer ONE turn; a new conversation unless ``continue_from`` names a stored one."""
+        """Answer ONE turn; a new conversation unless ``continue_from`` names a stored one.
+
+        ``parent_run`` (or the input's ``parent_run`` key): a live link to a composition's run, which this turn then
+        serves (its run id, caller and request); a link that is not live is refused before any model call.
+        ``request``: what a host serves this turn for (tools see it as ``ctx.request``)."""
         run_input = normalize_run_input(input, "Agent.run")
         ident = coerce_identity(identity if identity is not None else run_input.extra.get("identity"))
+        link = parent_run if parent_run is not None else run_input.extra.get("parent_run")
+        run_id: str | None = None
+        if link is not None:
+            record = resolve_parent_run(link, "Agent.run")
+            if ident is not None and ident != record.identity:
+                raise ParentRunRefusedError("Agent.run", "identity is not the linked run's caller")
+            if request is not None and request is not record.request:
+                raise ParentRunRefusedError("Agent.run", "request is not the one the linked run serves")
+            ident, run_id, request = record.identity, record.run_id, record.request
+            session_id = session_id if session_id is not None else record.session_id
         prior: list[dict[str, Any]] = []
         carried: dict[str, Any] = {}
         if continue_from is not None:
@@ -205,7 +223,18 @@ class Agent:
         self._guard()
         self._in_flight = True
         try:
-            return await self._turn(run_input.message, prior, ident, session_id, seed, redact, carried=carried)
+            return await self._turn(
+                run_input.message,
+                prior,
+                ident,
+                session_id,
+                seed,
+                redact,
+                carried=carried,
+                run_id=run_id,
+                request=request,
+                link=link if run_id is not None else None,
+            )
         finally:
             self._in_flight = False
 
@@ -241,6 +270,8 @@ class Agent:
         session_id: str | None,
         seed: int | None,
         events: EventSink,
+        request: Any = None,
+        link: str | None = None,
     ) -> AgentRun:
         """The run this agent serves when a composition mounts it: the composition's run id and caller, events to
         ``events`` (a composition tees them to its own listeners too). Handed to the mount as its deps."""
@@ -254,6 +285,8 @@ class Agent:
             redactor=Redactor(self.config.redaction),
             mounted=True,
             agent_state=self._extension_state,
+            request=request,
+            link=link,
         )
 
     def _context(
@@ -267,6 +300,8 @@ class Agent:
         *,
         carried: dict[str, Any] | None = None,
         resumed: bool = False,
+        request: Any = None,
+        link: str | None = None,
     ) -> AgentRun:
         return AgentRun(
             self.config,
@@ -280,6 +315,8 @@ class Agent:
             agent_state=self._extension_state,
             continued=carried,
             resumed=resumed,
+            request=request,
+            link=link,
         )
 
     async def _turn(
@@ -293,11 +330,16 @@ class Agent:
         *,
         replay: list[dict[str, Any]] | None = None,
         carried: dict[str, Any] | None = None,
+        run_id: str | None = None,
+        request: Any = None,
+        link: str | None = None,
     ) -> RunResult:
         """One turn: ``prior`` conversation plus ``message``; or, for ``replay``, a stored history as it stands."""
-        run_id = uuid.uuid4().hex
+        run_id = run_id or uuid.uuid4().hex
         policy = self.config.redaction.union(redact)
-        run = self._context(run_id, identity, session_id, Redactor(policy), seed, message, carried=carried)
+        run = self._context(
+            run_id, identity, session_id, Redactor(policy), seed, message, carried=carried, request=request, link=link
+        )
         args = {
             "message": message,
             "history": replay if replay is not None else prior,
@@ -477,6 +519,7 @@ class Agent:
         identity: Identity | Mapping[str, Any] | None = None,
         session_id: str | None = None,
         redact: RedactionPolicy | None = None,
+        request: Any = None,
     ) -> RunResult:
         """Continue a paused turn: ``answer`` becomes the paused tool call's result (ask_human), or the
         consent decision (check-in). Works on any agent built the same way, in any process."""
@@ -507,7 +550,7 @@ class Agent:
                     for key, value in (ns.get("state") or {}).items():
                         redactor.observe(key, value)
                 redactor.observe("", pause_data)
-            run = self._context(cp.run_id, ident, session_id or cp.session_id, redactor, resumed=True)
+            run = self._context(cp.run_id, ident, session_id or cp.session_id, redactor, resumed=True, request=request)
             return await self._execute(run, lambda: self.chart.resume(cp.flow, composite, redaction=policy, deps=run))
         finally:
             self._in_flight = False

@@ -5,6 +5,7 @@ from __future__ import annotations
 from agentfootprint.agent._stages import Stages, read_skill_tool
 from agentfootprint.agent._tool_calls import ToolCalls
 from agentfootprint.agent.config import AgentConfig
+from agentfootprint.events import EventSink
 from agentfootprint.flow import FlowChart, flow_chart
 
 STAGE_IDS = (
@@ -20,10 +21,12 @@ STAGE_IDS = (
 )
 
 
-def build_agent_chart(config: AgentConfig) -> FlowChart:
-    """Compile the agent's loop; every stage receives its run explicitly as ``scope.deps`` (an ``AgentRun``)."""
-    stages = Stages(config)
-    tool_calls = ToolCalls(config, stages.catalog)
+def build_agent_chart(config: AgentConfig, events: EventSink | None = None) -> FlowChart:
+    """Compile the agent's loop; every stage receives its run explicitly as ``scope.deps`` (an ``AgentRun``).
+
+    ``events``: the agent's own listeners, for a run a caller-built chart names in the mount input."""
+    stages = Stages(config, events)
+    tool_calls = ToolCalls(config, stages.catalog, events)
     return (
         flow_chart(
             "Seed",

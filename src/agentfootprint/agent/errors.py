@@ -93,6 +93,15 @@ class MemberIdentityError(AgentFootprintError, RuntimeError):
         )
 
 
+class ParentRunRefusedError(AgentFootprintError, PermissionError):
+    """A ``parent_run`` that is not a live link this process issued (forged, copied, or already closed)."""
+
+    code = "ERR_PARENT_RUN_REFUSED"
+
+    def __init__(self, door: str, reason: str = "parent_run is not a live run link") -> None:
+        super().__init__(f"{door}: {reason}; a member never runs under a run it cannot prove")
+
+
 _COMBINED: dict[type[BaseException], type[BaseException]] = {}
 
 

@@ -104,6 +104,8 @@ class CompositionRun:
                 session_id=self.record.session_id,
                 seed=self.seed,
                 events=TeeEvents(agent.events, self.events),
+                request=self.record.request,
+                link=self.record.link,
             )
         return run
 
@@ -218,17 +220,21 @@ class Composition(ABC):
         session_id: str | None = None,
         parent_run: str | None = None,
         seed: int | None = None,
+        request: Any = None,
     ) -> RunResult:
-        """One run of the whole pipeline; members serve this run's identity and run id (never their own)."""
+        """One run of the whole pipeline; members serve this run's identity, run id and ``request`` (never their own).
+
+        ``parent_run`` (or the input's ``parent_run`` key): a live link to an enclosing run, served instead."""
         door = f"{self.kind}.run"
         run_input = normalize_run_input(input, door)
         ident = coerce_identity(identity if identity is not None else run_input.extra.get("identity"))
-        inherited = resolve_parent_run(parent_run, door) if parent_run is not None else None
+        link = parent_run if parent_run is not None else run_input.extra.get("parent_run")
+        inherited = resolve_parent_run(link, door) if link is not None else None
         if inherited is not None:
             record = inherited
             owned = False
         else:
-            record = open_parent_run(uuid.uuid4().hex, ident, session_id)
+            record = open_parent_run(uuid.uuid4().hex, ident, session_id, request)
             owned = True
         self._last_run_input = {
             "message": run_input.message,
@@ -314,7 +320,12 @@ class Composition(ABC):
         return None
 
     async def resume(
-        self, checkpoint: Mapping[str, Any], answer: Any = None, *, identity: Identity | Mapping[str, Any] | None = None
+        self,
+        checkpoint: Mapping[str, Any],
+        answer: Any = None,
+        *,
+        identity: Identity | Mapping[str, Any] | None = None,
+        request: Any = None,
     ) -> RunResult:
         """Continue a composition paused inside a member (e.g. ``ask_human``); one checkpoint for the whole run.
 
@@ -337,7 +348,7 @@ class Composition(ABC):
         except (TypeError, ValueError):
             raise InvalidCheckpointError("answer must be JSON-serialisable", field="answer") from None
         composite = resume_payload(cp.flow.get("pause_data"), answer)
-        record = open_parent_run(cp.run_id, ident, cp.session_id)
+        record = open_parent_run(cp.run_id, ident, cp.session_id, request)
         try:
             return await self._execute(
                 record, None, lambda deps: self.chart.resume(cp.flow, composite, redaction=self._policy(), deps=deps)

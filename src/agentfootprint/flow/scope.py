@@ -194,6 +194,11 @@ class Scope:
         never recorded or checkpointed (handles such as clients, listeners, identity)."""
         return self._ns.deps
 
+    def bind_deps(self, deps: Any) -> None:
+        """Hand this namespace's later stages ``deps`` (a mounted chart adopting the run its input named): like
+        ``deps``, never recorded or checkpointed; the parent's own deps are untouched."""
+        self._ns.deps = deps
+
     @property
     def runtime_stage_id(self) -> str | None:
         return self._frame.runtime_stage_id if self._frame is not None else None

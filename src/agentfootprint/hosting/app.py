@@ -109,7 +109,10 @@ _CURRENT_TURN: contextvars.ContextVar[ServedTurn | None] = contextvars.ContextVa
 
 
 def current_turn() -> ServedTurn | None:
-    """The AG-UI turn this code runs for (inside ``agent_factory()`` and the run), or None outside one."""
+    """The AG-UI turn the host is serving (inside ``agent_factory()`` and the host's own code), or None outside one.
+
+    Tools read the request their own run serves as ``ctx.request``: the same turn for the served agent and for
+    members of compositions it links, and None for an agent mounted in a chart you built and run yourself."""
     return _CURRENT_TURN.get()
 
 
@@ -542,7 +545,7 @@ class _Host:
             context.run(_CURRENT_TURN.set, served)
             agent, frontend = context.run(self._agent, plan, pause)
             agent.on("*", translator)
-            task = asyncio.create_task(self._run(agent, plan, lease), context=context)
+            task = asyncio.create_task(self._run(agent, plan, lease, served), context=context)
             beat = asyncio.create_task(self._heartbeat(lease, task, lost))
             try:
                 result = await task
@@ -595,7 +598,8 @@ class _Host:
             agent = agent.with_tools(*extra)
         return agent, frozenset(tool.name for tool in extra)
 
-    async def _run(self, agent: Agent, plan: TurnPlan, lease: ThreadLease) -> RunResult:
+    async def _run(self, agent: Agent, plan: TurnPlan, lease: ThreadLease, served: ServedTurn) -> RunResult:
+        """The turn, run for ``served`` (its tools see it as ``ctx.request``; an unlinked member never does)."""
         if plan.kind == "message":
             assert plan.message is not None
             return await agent.run(
@@ -603,11 +607,12 @@ class _Host:
                 identity=plan.identity,
                 session_id=plan.thread_id,
                 continue_from=lease.record.conversation,
+                request=served,
             )
         pause = lease.record.pause
         assert pause is not None
         return await agent.resume(
-            pause.checkpoint, _answer(plan, pause), identity=plan.identity, session_id=plan.thread_id
+            pause.checkpoint, _answer(plan, pause), identity=plan.identity, session_id=plan.thread_id, request=served
         )
 
     def _finish(
