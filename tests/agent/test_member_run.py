@@ -37,6 +37,18 @@ def witness(name: str, seen: Seen, calls: list[LLMRequest] | None = None) -> Age
     return Agent.create(provider=mock(respond=respond), model="m", name=name).tool(tool).build()
 
 
+def consulting(consult: Any) -> Agent:
+    """A lead agent whose one tool, ``consult``, runs ``consult(args, ctx)``; then it answers."""
+    tool = define_tool(name="consult", description="ask the helper", input_schema={"type": "object"}, execute=consult)
+
+    def respond(req: LLMRequest) -> Any:
+        if req.messages[-1].role == "user":
+            return {"tool_calls": [{"id": "c1", "name": "consult", "args": {}}]}
+        return "lead done"
+
+    return Agent.create(provider=mock(respond=respond), model="m", name="lead").tool(tool).build()
+
+
 def caller_chart(member: Agent, **handed: Any) -> Any:
     """A chart a caller built and runs itself, mounting the agent's chart with what ``handed`` gives it."""
     return (
@@ -89,14 +101,7 @@ async def test_R003_14_a_member_tool_runs_a_helper_for_the_same_run_through_its_
         result = await helper.run("inner", parent_run=ctx.parent_run)
         return str(result.answer)
 
-    tool = define_tool(name="consult", description="ask the helper", input_schema={"type": "object"}, execute=consult)
-
-    def respond(req: LLMRequest) -> Any:
-        if req.messages[-1].role == "user":
-            return {"tool_calls": [{"id": "c1", "name": "consult", "args": {}}]}
-        return "lead done"
-
-    lead = Agent.create(provider=mock(respond=respond), model="m", name="lead").tool(tool).build()
+    lead = consulting(consult)
     outer = await Sequence.create().step("lead", lead).build().run("go", identity={"tenant": "acme"})
     ((run_id, identity, request, link),) = seen
     assert (run_id, identity, request) == (outer.run_id, Identity(tenant="acme"), None) and link is not None
@@ -145,14 +150,7 @@ async def test_R003_19_only_a_linked_mount_serves_the_composition_run() -> None:
         result = await helper.run("inner", identity=given.pop(0))
         return f"{result.answer} {result.run_id}"
 
-    tool = define_tool(name="consult", description="ask the helper", input_schema={"type": "object"}, execute=consult)
-
-    def respond(req: LLMRequest) -> Any:
-        if req.messages[-1].role == "user":
-            return {"tool_calls": [{"id": "c1", "name": "consult", "args": {}}]}
-        return "lead done"
-
-    lead = Agent.create(provider=mock(respond=respond), model="m", name="lead").tool(tool).build()
+    lead = consulting(consult)
     pipeline = Sequence.create().step("lead", lead).step("helper", helper).build()
     first = await pipeline.run("go", identity={"tenant": "outer"})
     second = await pipeline.run("go", identity={"tenant": "outer"})
