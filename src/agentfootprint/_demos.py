@@ -95,4 +95,24 @@ def run_agent_demo(console: Console | None = None, report_path: str = "report.ht
     html = report_html(bt, report, snapshot=agent.last_snapshot())
     Path(report_path).write_text(html)
     console.print(f"\nWrote {report_path} (open it in a browser).")
-    return {"answer": result.answer, "culprit": culprit.id if culprit else None, "report": report_path}
+    pair = run_pair_demo(console)
+    return {"answer": result.answer, "culprit": culprit.id if culprit else None, "report": report_path, **pair}
+
+
+def run_pair_demo(console: Console) -> dict[str, Any]:
+    """Two planted facts that each mislead: no single ablation flips the answer, a culprit set does."""
+    from agentfootprint._flagship import QUESTION, approved_flipped, refunds_agent_pair
+    from agentfootprint.explain import localize_sync
+
+    agent = refunds_agent_pair()
+    agent.run_sync(QUESTION)
+    console.rule("Two planted facts, each enough alone: no single removal flips it, the pair does")
+    report = localize_sync(agent, samples=3, outcome_changed=approved_flipped, progress=False)
+    for s in report.suspects:
+        console.print(f"  {s.kind} '{s.id}': {s.claim}", markup=False, highlight=False)
+    pairs = report.confirmed_sets
+    for c in pairs:
+        console.print(f"[bold red]Culprit set {{{', '.join(c.ids)}}}[/bold red]", highlight=False)
+        console.print(f"  {c.claim}", markup=False, highlight=False)
+    console.print(f"  ({report.reruns} seeded reruns in all, the baseline included)", highlight=False)
+    return {"culprit_set": list(pairs[0].ids) if pairs else None}

@@ -84,6 +84,9 @@ def test_cli_demo_tells_the_whole_story(tmp_path: Path) -> None:
     assert "CAUSAL: ablating fact 'vip-override-fact' flipped the outcome in 3/3" in out
     assert "Culprit: fact 'vip-override-fact'" in out
     assert "Why was this letter sent?" in out  # the engine demo's causal slice
+    assert "NOT CONFIRMED: ablating fact 'goodwill-fact' flipped the outcome in 0/3" in out  # each alone: nothing
+    assert "Culprit set {goodwill-fact, vip-override-fact}" in out  # the pair: a 1-minimal culprit set
+    assert "restoring any one of them alone stops the flip" in out
     assert "<mark class='culprit'" in report.read_text()
 
 

@@ -86,3 +86,15 @@ async def test_report_renders_in_headless_chromium(tmp_path: Path) -> None:
     assert shot.exists() and shot.stat().st_size > 10_000
     keep = Path(__file__).parents[2] / "bench" / "results" / "report-screenshot.png"
     shutil.copyfile(shot, keep)
+
+
+async def test_report_page_shows_a_culprit_set_and_marks_both_members() -> None:
+    from agentfootprint._flagship import refunds_agent_pair
+
+    agent = refunds_agent_pair()
+    await agent.run(QUESTION)
+    loc = await localize_context_bug(agent, outcome_changed=approved_flipped, progress=False)
+    page = report_html(backtrack(agent), loc)
+    assert "<td class='mono'>goodwill-fact, vip-override-fact</td><td class='confirmed'>confirmed</td>" in page
+    assert "<mark class='culprit' data-source='goodwill-fact'>" in page
+    assert "<mark class='culprit' data-source='vip-override-fact'>" in page

@@ -76,3 +76,43 @@ async def test_failed_remote_reruns_are_counted_as_errors() -> None:
     )
     assert report.baseline_errors == 2 and "rerun-errors" in report.honesty_flags
     assert all(s.errors == 2 for s in report.suspects)
+
+
+async def test_group_search_through_an_executor_finds_the_same_culprit_set() -> None:
+    from agentfootprint._flagship import refunds_agent_pair
+
+    agent = refunds_agent_pair()
+    await agent.run(QUESTION)
+    local = await localize_context_bug(agent, outcome_changed=approved_flipped, progress=False)
+    counting = Counting()
+    remote = await localize_context_bug(
+        agent,
+        outcome_changed=approved_flipped,
+        progress=False,
+        executor=counting,
+        agent_factory="agentfootprint._flagship:refunds_agent_pair",
+    )
+    assert [c.ids for c in remote.confirmed_sets] == [("goodwill-fact", "vip-override-fact")]
+    assert remote.culprit_sets == local.culprit_sets and remote.reruns == local.reruns == len(counting.specs)
+    assert remote.model_calls == local.model_calls
+
+
+async def test_a_step_through_an_executor_reads_the_rerun_recordings() -> None:
+    agent = refunds_agent()
+    await agent.run(QUESTION)
+    first = next(c.runtime_stage_id for c in agent.last_snapshot().commit_log if c.stage_id == "call-llm")  # type: ignore[union-attr]
+
+    def tool_changed(a: str, b: str) -> bool:
+        return ("lookup_order" in a) != ("lookup_order" in b)
+
+    report = await localize_context_bug(
+        agent,
+        at=first,
+        outcome_changed=tool_changed,
+        search="single",
+        progress=False,
+        executor=InProcessExecutor(),
+        agent_factory=FLAGSHIP,
+    )
+    assert report.answer == '\n-> lookup_order {"orderId": "A-1001"}'
+    assert [s.id for s in report.confirmed] == ["lookup_order"]  # without the tool the model cannot ask for it

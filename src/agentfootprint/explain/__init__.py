@@ -9,9 +9,11 @@ from agentfootprint.explain.dropped import (
     find_dropped_context,
 )
 from agentfootprint.explain.localize import (
+    CulpritSet,
     LocalizationReport,
     LocalizeError,
     RerunReport,
+    RestoreCheck,
     Suspect,
     localize_context_bug,
     localize_sync,
@@ -42,6 +44,7 @@ __all__ = [
     "Backtrack",
     "BacktrackError",
     "CharFrequencyEmbedder",
+    "CulpritSet",
     "DroppedContext",
     "Embedder",
     "Hop",
@@ -54,6 +57,7 @@ __all__ = [
     "RerunReport",
     "RestorationError",
     "RestorationReport",
+    "RestoreCheck",
     "Scorer",
     "SemanticScorer",
     "SourceTrail",

@@ -10,8 +10,9 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from agentfootprint.errors import AgentFootprintError
+from agentfootprint.explain._stats import Verdict
 from agentfootprint.explain.backtrack import backtrack
-from agentfootprint.explain.localize import OutcomeChanged, Verdict, _default_outcome_changed, _verdict, rerun_answer
+from agentfootprint.explain.localize import OutcomeChanged, _default_outcome_changed, _verdict, rerun_answer
 
 
 class DroppedContext(BaseModel):

@@ -1,9 +1,10 @@
-"""Localize a context bug: rank the sources that reached the answer, then prove suspects by ablation reruns."""
+"""Localize a context bug: rank the sources that reached a model call, then prove culprits by ablation reruns —
+one source at a time, or sets of sources bisected to 1-minimal culprit sets, with paired seeds and a test."""
 
 from __future__ import annotations
 
 import asyncio
-import functools
+import json
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal, Protocol
@@ -11,7 +12,11 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, Field
 
 from agentfootprint.errors import AgentFootprintError
-from agentfootprint.explain.backtrack import Backtrack, SourceTrail, backtrack
+from agentfootprint.explain._arms import BASELINE, ArmResult, Judge, Rerun, Sampler
+from agentfootprint.explain._group import Candidate, GroupSearch
+from agentfootprint.explain._replay import ReplayCache, RerunWorld, rerun_agent
+from agentfootprint.explain._stats import FISHER_TEST, Verdict, majority_verdict
+from agentfootprint.explain.backtrack import Backtrack, BacktrackError, SourceTrail, backtrack
 from agentfootprint.explain.scoring import (
     LexicalScorer,
     RankingConfidence,
@@ -19,22 +24,15 @@ from agentfootprint.explain.scoring import (
     answer_similarity,
     ranking_confidence,
 )
+from agentfootprint.flow import FlowSnapshot
 
-Verdict = Literal["confirmed", "inconclusive", "not-confirmed"]
 OutcomeChanged = Callable[[str, str], bool]
-Rerun = Callable[[int, Sequence[str]], Awaitable[str]]
-
-
-class RerunExecutor(Protocol):
-    """Runs reruns elsewhere (``agentfootprint.scale`` executors): ``rerunner`` gives ``rerun(seed, ablate)``."""
-
-    def rerunner(self, agent_factory: str, run_input: Mapping[str, Any]) -> Rerun: ...
-
-
+Search = Literal["single", "group", "auto"]
 DEFAULT_SIMILARITY_THRESHOLD = 0.8
 PROXY_NOTE = (
     "Scores are proxies (text overlap / similarity) and rank suspects only; only ablation reruns make causal claims."
 )
+_LABEL = {"confirmed": "CAUSAL", "inconclusive": "INCONCLUSIVE", "not-confirmed": "NOT CONFIRMED"}
 
 
 class LocalizeError(AgentFootprintError, ValueError):
@@ -44,7 +42,7 @@ class LocalizeError(AgentFootprintError, ValueError):
 
 
 class Suspect(BaseModel):
-    """One ablatable source that reached the answer: its proxy score and, after reruns, its verdict."""
+    """One ablatable source that reached the call: its proxy score and, after reruns, its verdict."""
 
     kind: str
     id: str
@@ -54,22 +52,62 @@ class Suspect(BaseModel):
     flips: int = 0
     samples: int = 0
     errors: int = 0
+    baseline_flips: int = 0
+    p_value: float | None = None
     claim: str
     text: str = ""
     trigger: str | None = None
 
 
+class RestoreCheck(BaseModel):
+    """One member of a culprit set put back while the others stay ablated: a 1-minimal set stops flipping."""
+
+    restored: str
+    verdict: Verdict
+    flips: int
+    samples: int
+
+
+class CulpritSet(BaseModel):
+    """Sources ablated together. Confirmed: removing them flips the outcome, and restoring any one member stops
+    the flip (1-minimal, checked by reruns); a source confirmed on its own is a one-member set."""
+
+    ids: tuple[str, ...]
+    kinds: tuple[str, ...] = ()
+    verdict: Verdict
+    flips: int
+    samples: int
+    errors: int = 0
+    baseline_flips: int = 0
+    p_value: float | None = None
+    minimal: bool = False
+    restore_checks: list[RestoreCheck] = Field(default_factory=list)
+    claim: str
+
+
 class LocalizationReport(BaseModel):
-    """Suspects ranked by proxy score, with ablation verdicts in causal mode; flags say what limits the claims."""
+    """Suspects ranked by proxy score, verdicts and culprit sets in causal mode, what it cost, and honesty flags."""
 
     mode: Literal["causal", "correlational"]
     trigger: str
     answer: str | None
     scorer: str
     samples: int
+    search: Search = "auto"
+    at: str | None = None
     baseline_flips: int = 0
+    baseline_samples: int = 0
     baseline_errors: int = 0
     suspects: list[Suspect] = Field(default_factory=list)
+    culprit_sets: list[CulpritSet] = Field(default_factory=list)
+    reruns: int = 0
+    model_calls: int = 0
+    model_calls_saved: int = 0
+    sources_considered: int = 0
+    test: str | None = None
+    confidence: float | None = None
+    max_samples: int | None = None
+    budget_exhausted: bool = False
     honesty_flags: list[str] = Field(default_factory=list)
     ranking_confidence: RankingConfidence | None = None
     note: str = PROXY_NOTE
@@ -81,25 +119,63 @@ class LocalizationReport(BaseModel):
     def confirmed(self) -> list[Suspect]:
         return [s for s in self.suspects if s.verdict == "confirmed"]
 
+    @property
+    def confirmed_sets(self) -> list[CulpritSet]:
+        return [c for c in self.culprit_sets if c.verdict == "confirmed"]
+
     def __str__(self) -> str:
+        where = f" (step {self.at})" if self.at else ""
         head = [
-            f"Localization ({self.mode.upper()}) at {self.trigger}, scorer: {self.scorer}",
+            f"Localization ({self.mode.upper()}) at {self.trigger}{where}, scorer: {self.scorer}",
             f"answer: {(self.answer or '')[:160]!r}",
         ]
         if self.mode == "causal":
-            head.append(f"baseline: {self.baseline_flips}/{self.samples} reruns flipped with no ablation")
+            base = self.baseline_samples or self.samples
+            head.append(f"baseline: {self.baseline_flips}/{base} reruns flipped with no ablation")
+            rule = (
+                f"{self.test} at confidence {self.confidence}, up to {self.max_samples} samples per arm"
+                if self.test
+                else f"majority of {self.samples} paired seeded reruns"
+            )
+            head.append(f"search: {self.search}; rule: {rule}")
+            head.append(
+                f"cost: {self.reruns} reruns, {self.model_calls} model calls "
+                f"({self.model_calls_saved} identical calls reused); {self.sources_considered} ablatable sources"
+            )
         if self.ranking_confidence is not None:
             head.append(f"ranking: {self.ranking_confidence.note}")
         rows = []
         for s in self.suspects:
             verdict = s.verdict.upper() if s.verdict else "—"
             rows.append(f"  #{s.rank} {s.kind} '{s.id}' score {s.score:.3f}  {verdict}  {s.claim}")
+        sets = [f"  {{{', '.join(c.ids)}}}  {c.verdict.upper()}  {c.claim}" for c in self.culprit_sets]
         flags = f"honesty flags: {', '.join(self.honesty_flags)}" if self.honesty_flags else "honesty flags: none"
-        return "\n".join([*head, "suspects:", *rows, flags, self.note])
+        body = [*head, "suspects:", *rows]
+        if self.mode == "causal":
+            body += ["culprit sets:", *(sets or ["  none confirmed"])]
+        return "\n".join([*body, flags, self.note])
 
 
 def _default_outcome_changed(original: str, rerun: str) -> bool:
     return answer_similarity(original, rerun) < DEFAULT_SIMILARITY_THRESHOLD
+
+
+def _verdict(flips: int, samples: int) -> Verdict:
+    return majority_verdict(flips, samples)
+
+
+def _ablatable_trails(bt: Backtrack, ablatable_ids: set[str] | None) -> tuple[list[SourceTrail], list[str]]:
+    """Trails that can be ablated, and the ids of trails that reached the call but cannot be ablated."""
+    kept: list[SourceTrail] = []
+    skipped: list[str] = []
+    for s in bt.sources:
+        if not s.ablatable:
+            continue
+        if ablatable_ids is not None and s.id not in ablatable_ids:
+            skipped.append(s.id)
+            continue
+        kept.append(s)
+    return kept, skipped
 
 
 def rank_suspects(
@@ -108,9 +184,7 @@ def rank_suspects(
     """Ablatable sources (deduplicated by kind and id, texts joined), scored and sorted; ties keep recorded order."""
     merged: dict[tuple[str, str], SourceTrail] = {}
     texts: dict[tuple[str, str], list[str]] = {}
-    for s in bt.sources:
-        if not s.ablatable or (ablatable_ids is not None and s.id not in ablatable_ids):
-            continue
+    for s in _ablatable_trails(bt, ablatable_ids)[0]:
         key = (s.kind, s.id)
         merged.setdefault(key, s)
         texts.setdefault(key, []).append(s.text)
@@ -120,10 +194,17 @@ def rank_suspects(
     return scored
 
 
-def _verdict(flips: int, samples: int) -> Verdict:
-    if flips * 2 > samples:
-        return "confirmed"
-    return "not-confirmed" if flips == 0 else "inconclusive"
+def _tail(r: ArmResult, statistical: bool, alpha: float) -> str:
+    tail = f"{r.flips}/{r.samples} seeded reruns"
+    if statistical:
+        p = f"{r.p_value:.3g}" if r.p_value is not None else "n/a"
+        tail += f" vs {r.baseline_flips}/{r.samples} for the baseline on the same seeds (one-sided Fisher p={p}"
+        tail += f", needs <= {alpha:.3g} and a flip rate above 1/2)"
+    if r.errors:
+        tail += f"; {r.errors} rerun(s) failed"
+    if not r.settled:
+        tail += "; the rerun budget ran out before this arm was settled"
+    return tail
 
 
 def _claim(kind: str, sid: str, verdict: Verdict, flips: int, samples: int, unstable: bool) -> str:
@@ -133,23 +214,36 @@ def _claim(kind: str, sid: str, verdict: Verdict, flips: int, samples: int, unst
             f"INCONCLUSIVE: the baseline flipped without any ablation, so ablating {kind} '{sid}' ({tail}) proves "
             "nothing"
         )
-    if verdict == "confirmed":
-        return f"CAUSAL: ablating {kind} '{sid}' {tail}"
-    if verdict == "inconclusive":
-        return f"INCONCLUSIVE: ablating {kind} '{sid}' {tail}"
-    return f"NOT CONFIRMED: ablating {kind} '{sid}' {tail}"
+    return f"{_LABEL[verdict]}: ablating {kind} '{sid}' {tail}"
+
+
+def _arm_claim(label: str, r: ArmResult, verdict: Verdict, unstable: bool, statistical: bool, alpha: float) -> str:
+    tail = f"flipped the outcome in {_tail(r, statistical, alpha)}"
+    if unstable:
+        return f"INCONCLUSIVE: the baseline flipped without any ablation, so ablating {label} ({tail}) proves nothing"
+    return f"{_LABEL[verdict]}: ablating {label} {tail}"
+
+
+def _set_claim(c: Candidate, labels: list[str], statistical: bool, alpha: float) -> str:
+    together = labels[0] if len(labels) == 1 else " and ".join([", ".join(labels[:-1]), labels[-1]]) + " together"
+    text = _arm_claim(together, c.result, c.result.verdict, False, statistical, alpha)
+    if c.result.verdict != "confirmed":
+        return text
+    if len(labels) == 1:
+        return text + "; with it restored (the baseline) the outcome holds"
+    return text + "; restoring any one of them alone stops the flip (a 1-minimal culprit set)"
 
 
 class _Progress:
-    def __init__(self, total: int, enabled: bool) -> None:
+    def __init__(self, enabled: bool) -> None:
         self._progress: Any = None
         self._task: Any = None
-        if enabled and total:
+        if enabled:
             from rich.progress import Progress
 
             self._progress = Progress(transient=True)
             self._progress.start()
-            self._task = self._progress.add_task("reruns", total=total)
+            self._task = self._progress.add_task("reruns", total=None)
 
     def advance(self) -> None:
         if self._progress is not None:
@@ -160,58 +254,178 @@ class _Progress:
             self._progress.stop()
 
 
-async def rerun_answer(agent: Any, seed: int, ignore: Sequence[str] = ()) -> str:
-    """Re-run the agent's last input on a fresh copy (without ``ignore`` sources), seeded; returns the answer."""
-    run_input = agent.last_run_input()
-    if run_input is None:
-        raise LocalizeError("the agent has no recorded run to rerun; run it first")
-    clone = agent.without(*ignore)
+def render_reply(response: Any) -> str:
+    """A model call's reply as one string: its text, then one ``-> tool {args}`` line per tool call."""
+    if not isinstance(response, dict):
+        return ""
+    lines = [str(response.get("content") or "")]
+    for call in response.get("tool_calls") or []:
+        args = json.dumps(call.get("args", {}), sort_keys=True, ensure_ascii=False, default=str)
+        lines.append(f"-> {call.get('name')} {args}")
+    return "\n".join(lines)
+
+
+def _calls_in(snap: FlowSnapshot, namespace: str) -> list[Any]:
+    return [c for c in snap.commit_log if c.stage_id == "call-llm" and c.applied and c.namespace == namespace]
+
+
+def step_reply(snap: FlowSnapshot | None, namespace: str, ordinal: int) -> str:
+    """The reply of the ``ordinal``-th model call (0-based) of a run; a marker when the run made fewer calls."""
+    calls = _calls_in(snap, namespace) if snap is not None else []
+    if ordinal >= len(calls):
+        return f"(no model call #{ordinal + 1} in this run)"
+    call = calls[ordinal]
+    return render_reply(snap.value_at("last_response", call.idx, call.namespace, default={}) if snap else {})
+
+
+class _Step:
+    """Where ``at=`` points: the model call's namespace and its position among that namespace's calls."""
+
+    def __init__(self, snap: FlowSnapshot, trigger: str) -> None:
+        commit = next(c for c in snap.commit_log if c.runtime_stage_id == trigger)
+        self.namespace = commit.namespace
+        self.ordinal = [c.idx for c in _calls_in(snap, commit.namespace)].index(commit.idx)
+
+    def reply(self, snap: FlowSnapshot | None) -> str:
+        return step_reply(snap, self.namespace, self.ordinal)
+
+
+def _rerun_kwargs(run_input: dict[str, Any], seed: int) -> dict[str, Any]:
     kwargs: dict[str, Any] = {"identity": run_input.get("identity"), "seed": seed}
     if run_input.get("history"):
         kwargs["continue_from"] = {"run_id": "rerun", "history": run_input["history"]}
-    result = await clone.run(run_input["message"], **kwargs)
+    return kwargs
+
+
+def _run_input(agent: Any) -> dict[str, Any]:
+    run_input = agent.last_run_input()
+    if run_input is None:
+        raise LocalizeError("the agent has no recorded run to rerun; run it first")
+    return dict(run_input)
+
+
+def _recorded_run_id(agent: Any) -> str | None:
+    snap = agent.last_snapshot() if hasattr(agent, "last_snapshot") else None
+    return snap.run_id if isinstance(snap, FlowSnapshot) else None
+
+
+async def rerun_answer(agent: Any, seed: int, ignore: Sequence[str] = (), world: RerunWorld | None = None) -> str:
+    """Re-run the agent's last input on a fresh copy (without ``ignore`` sources), seeded; returns the answer.
+
+    Reruns read memory as it stood for the recorded run and write nothing to it."""
+    run_input = _run_input(agent)
+    world = world or RerunWorld(ReplayCache(), _recorded_run_id(agent))
+    clone = rerun_agent(agent, ignore, world)
+    result = await clone.run(run_input["message"], **_rerun_kwargs(run_input, seed))
     return str(result.answer or "")
 
 
-def _executor_rerun(agent: Any, executor: RerunExecutor, agent_factory: str | None) -> Rerun:
-    """Reruns handed to ``executor``: the agent is rebuilt from ``agent_factory`` wherever it runs."""
+class _CallCount:
+    """Model calls of the reruns, counted from their recordings (calls answered from a recorded response included)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def add(self, snap: FlowSnapshot | None) -> None:
+        if snap is not None:
+            self.calls += sum(1 for c in snap.commit_log if c.stage_id == "call-llm" and c.applied)
+
+
+def _local_rerun(agent: Any, world: RerunWorld, step: _Step | None, counter: _CallCount) -> Rerun:
+    run_input = _run_input(agent)
+
+    async def rerun(seed: int, ignore: Sequence[str]) -> str:
+        clone = rerun_agent(agent, ignore, world)
+        result = await clone.run(run_input["message"], **_rerun_kwargs(run_input, seed))
+        snap = clone.last_snapshot() if hasattr(clone, "last_snapshot") else None
+        counter.add(snap if isinstance(snap, FlowSnapshot) else None)
+        if step is not None:
+            return step.reply(snap)
+        return str(result.answer or "")
+
+    return rerun
+
+
+class RerunExecutor(Protocol):
+    """Runs reruns elsewhere (``agentfootprint.scale`` executors): ``rerunner`` gives ``rerun(seed, ablate)``;
+    with ``read``, each rerun returns ``read(outcome)`` instead of the answer."""
+
+    def rerunner(
+        self, agent_factory: str, run_input: Mapping[str, Any], *, read: Callable[[Any], str] | None = None
+    ) -> Rerun: ...
+
+
+def _executor_rerun(
+    agent: Any, executor: RerunExecutor, agent_factory: str | None, step: _Step | None, counter: _CallCount
+) -> Rerun:
+    """Reruns handed to ``executor``: the agent is rebuilt from ``agent_factory`` wherever it runs; each outcome's
+    recording gives the model calls made (and, with ``at=``, the step's reply)."""
     if not isinstance(agent_factory, str) or not agent_factory:
         raise LocalizeError(
             "an executor reruns the agent elsewhere: pass agent_factory='module:function' (a no-argument function "
             "that builds the same agent)"
         )
-    run_input = agent.last_run_input()
-    if run_input is None:
-        raise LocalizeError("the agent has no recorded run to rerun; run it first")
+    run_input = _run_input(agent)
     if not callable(getattr(executor, "rerunner", None)):
         raise LocalizeError("the executor has no rerunner(); derive it from agentfootprint.scale.ExecutorBase")
+
+    def read(outcome: Any) -> str:
+        snap = _recording_snapshot(getattr(outcome, "recording", None))
+        counter.add(snap)
+        if step is not None:
+            return step.reply(snap)
+        return str(getattr(outcome, "answer", None) or "")
+
     try:
-        return executor.rerunner(agent_factory, run_input)
+        return executor.rerunner(agent_factory, run_input, read=read)
     except (AgentFootprintError, ValueError, TypeError) as exc:
         raise LocalizeError(f"cannot describe the rerun for the executor: {str(exc)[:300]}") from None
 
 
-async def _sample(
-    rerun: Rerun,
-    ignore: Sequence[str],
-    samples: int,
-    original: str,
-    changed: OutcomeChanged,
-    sem: asyncio.Semaphore,
-    progress: _Progress,
-) -> tuple[int, int]:
-    async def one(seed: int) -> bool | None:
-        async with sem:
-            try:
-                answer = await rerun(seed, ignore)
-            except Exception:
-                return None
-            finally:
-                progress.advance()
-        return bool(changed(original, answer))
+def _recording_snapshot(recording: Any) -> FlowSnapshot | None:
+    if not isinstance(recording, dict):
+        return None
+    try:
+        return FlowSnapshot.model_validate(recording.get("snapshot", recording))
+    except ValueError:
+        return None
 
-    results = await asyncio.gather(*(one(seed) for seed in range(samples)))
-    return sum(1 for r in results if r), sum(1 for r in results if r is None)
+
+def _check_args(
+    samples: Any,
+    max_suspects: Any,
+    concurrency: Any,
+    search: Any,
+    confidence: Any,
+    max_samples: Any,
+    max_reruns: Any,
+    at: Any,
+) -> None:
+    def is_int(v: Any) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool)
+
+    if not is_int(samples) or samples < 0:
+        raise LocalizeError("samples must be an int >= 0")
+    if max_suspects is not None and (not is_int(max_suspects) or max_suspects < 1):
+        raise LocalizeError("max_suspects must be an int >= 1, or None for every ablatable source")
+    if not is_int(concurrency) or concurrency < 1:
+        raise LocalizeError("concurrency must be an int >= 1")
+    if search not in ("single", "group", "auto"):
+        raise LocalizeError("search must be 'single', 'group' or 'auto'")
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0.0 < confidence < 1.0:
+        raise LocalizeError("confidence must be a number strictly between 0 and 1")
+    if max_samples is not None and (not is_int(max_samples) or max_samples < max(1, samples)):
+        raise LocalizeError("max_samples must be an int >= samples (and >= 1), or None")
+    if max_reruns is not None and (not is_int(max_reruns) or max_reruns < 1):
+        raise LocalizeError("max_reruns must be an int >= 1, or None for no budget")
+    if at is not None and (not isinstance(at, str) or not at):
+        raise LocalizeError("at must be a model call's runtime stage id (a non-empty str), or None")
+
+
+def _known_ids(agent: Any) -> set[str] | None:
+    if hasattr(agent, "source_ids"):
+        return set(agent.source_ids())
+    return set(agent.config.source_ids()) if hasattr(agent, "config") else None
 
 
 async def localize_context_bug(
@@ -219,33 +433,53 @@ async def localize_context_bug(
     *,
     samples: int = 3,
     outcome_changed: OutcomeChanged | None = None,
-    max_suspects: int = 5,
+    max_suspects: int | None = 5,
+    search: Search = "auto",
+    confidence: float = 0.95,
+    max_samples: int | None = None,
+    max_reruns: int | None = None,
+    at: str | None = None,
     concurrency: int = 4,
     scorer: Scorer | None = None,
     progress: bool | None = None,
     executor: RerunExecutor | None = None,
     agent_factory: str | None = None,
 ) -> LocalizationReport:
-    """Rank the ablatable sources behind the last answer; with ``samples > 0`` prove each by ablation reruns.
+    """Rank the ablatable sources behind the last answer (or the model call ``at``); with ``samples > 0`` prove
+    culprits by ablation reruns: one source per arm (``search="single"``), sets bisected to 1-minimal culprit sets
+    (``"group"``), or single first and group when nothing single is confirmed (``"auto"``).
 
-    With ``executor`` (e.g. ``RayExecutor()``) each rerun is a run spec built from ``agent_factory`` ("module:fn")."""
-    if not isinstance(samples, int) or samples < 0:
-        raise LocalizeError("samples must be an int >= 0")
-    if max_suspects < 1 or concurrency < 1:
-        raise LocalizeError("max_suspects and concurrency must be >= 1")
+    ``max_samples`` switches to the statistical rule (paired seeds, one-sided Fisher exact test at ``confidence``,
+    arms sampled further until settled); ``max_reruns`` caps the reruns. With ``executor`` each rerun is a run spec
+    built from ``agent_factory`` ("module:fn")."""
+    _check_args(samples, max_suspects, concurrency, search, confidence, max_samples, max_reruns, at)
     scorer = scorer or LexicalScorer()
-    bt = backtrack(agent)
-    if hasattr(agent, "source_ids"):
-        known: set[str] | None = set(agent.source_ids())
-    else:
-        known = set(agent.config.source_ids()) if hasattr(agent, "config") else None
-    ranked = rank_suspects(bt, scorer, known)[:max_suspects]
+    try:
+        bt = backtrack(agent, at=at)
+    except BacktrackError as exc:
+        raise LocalizeError(str(exc)) from None
+    snap = agent.last_snapshot() if hasattr(agent, "last_snapshot") else None
+    step = _Step(snap, bt.trigger) if at is not None and isinstance(snap, FlowSnapshot) else None
+    original = step.reply(snap) if step is not None else (bt.answer or "")
+    known = _known_ids(agent)
+    ranked_all = rank_suspects(bt.model_copy(update={"answer": original}), scorer, known)
+    ranked = ranked_all if max_suspects is None else ranked_all[:max_suspects]
     flags: list[str] = []
-    confidence = ranking_confidence([score for _, score in ranked]) if ranked else None
-    if not ranked:
+    _skipped = _ablatable_trails(bt, known)[1]
+    if "read_skill" in _skipped:
+        flags.append("read-skill-not-ablated")
+    confidence_of_ranking = ranking_confidence([score for _, score in ranked]) if ranked else None
+    if not ranked_all:
         flags.append("no-ablatable-suspects")
-    original = bt.answer or ""
-    changed = outcome_changed or _default_outcome_changed
+    common = {
+        "trigger": bt.trigger,
+        "answer": original if step is not None else bt.answer,
+        "scorer": scorer.name,
+        "search": search,
+        "at": at,
+        "sources_considered": len(ranked_all),
+        "ranking_confidence": confidence_of_ranking,
+    }
     if samples == 0:
         flags.append("correlational-only")
         suspects = [
@@ -261,68 +495,221 @@ async def localize_context_bug(
             )
             for i, (s, score) in enumerate(ranked)
         ]
-        return LocalizationReport(
-            mode="correlational",
-            trigger=bt.trigger,
-            answer=bt.answer,
-            scorer=scorer.name,
-            samples=0,
-            suspects=suspects,
-            honesty_flags=flags,
-            ranking_confidence=confidence,
-        )
+        return LocalizationReport(mode="correlational", samples=0, suspects=suspects, honesty_flags=flags, **common)
     if not hasattr(agent, "without") or not hasattr(agent, "last_run_input"):
         raise LocalizeError("causal localization reruns the agent: pass the Agent (or use samples=0)")
-    rerun: Rerun
-    if executor is None:
-        rerun = functools.partial(rerun_answer, agent)
-    else:
-        rerun = _executor_rerun(agent, executor, agent_factory)
-    sem = asyncio.Semaphore(concurrency)
+    world = RerunWorld(ReplayCache(), _recorded_run_id(agent))
+    counter = _CallCount()
+    rerun = (
+        _local_rerun(agent, world, step, counter)
+        if executor is None
+        else _executor_rerun(agent, executor, agent_factory, step, counter)
+    )
     show = sys.stderr.isatty() if progress is None else progress
-    bar = _Progress(samples * (1 + len(ranked)), show)
+    bar = _Progress(show)
+    sampler = Sampler(
+        rerun, original, outcome_changed or _default_outcome_changed,
+        concurrency=concurrency, max_reruns=max_reruns, on_rerun=bar.advance,
+    )  # fmt: skip
+    judge = Judge(sampler, samples, max_samples, 1.0 - float(confidence))
     try:
-        baseline = _sample(rerun, (), samples, original, changed, sem, bar)
-        ablations = [_sample(rerun, (s.id,), samples, original, changed, sem, bar) for s, _ in ranked]
-        results = await asyncio.gather(baseline, *ablations)
+        run = _Localization(judge, ranked_all, ranked, search, flags, concurrency)
+        await run.go()
     finally:
         bar.close()
-    baseline_flips, baseline_errors = results[0]
-    unstable = baseline_flips > 0
-    if unstable:
-        flags.append("baseline-unstable")
-    if baseline_errors or any(errs for _, errs in results[1:]):
-        flags.append("rerun-errors")
-    suspects = []
-    for i, ((s, score), (flips, errors)) in enumerate(zip(ranked, results[1:], strict=True)):
-        verdict: Verdict = "inconclusive" if unstable else _verdict(flips, samples)
-        suspects.append(
-            Suspect(
-                kind=s.kind,
-                id=s.id,
-                score=score,
-                rank=i + 1,
-                verdict=verdict,
-                flips=flips,
-                samples=samples,
-                errors=errors,
-                text=s.text,
-                trigger=s.trigger,
-                claim=_claim(s.kind, s.id, verdict, flips, samples, unstable),
-            )
-        )
-    return LocalizationReport(
-        mode="causal",
-        trigger=bt.trigger,
-        answer=bt.answer,
-        scorer=scorer.name,
+    return run.report(
+        common,
+        reruns=sampler.reruns,
+        model_calls=counter.calls - world.cache.saved,
+        saved=world.cache.saved,
+        confidence=float(confidence),
+        max_samples=max_samples,
         samples=samples,
-        baseline_flips=baseline_flips,
-        baseline_errors=baseline_errors,
-        suspects=suspects,
-        honesty_flags=flags,
-        ranking_confidence=confidence,
     )
+
+
+class _Localization:
+    """One causal localization: the baseline, single-source arms, the group search, and the report."""
+
+    def __init__(
+        self,
+        judge: Judge,
+        ranked_all: list[tuple[SourceTrail, float]],
+        ranked: list[tuple[SourceTrail, float]],
+        search: Search,
+        flags: list[str],
+        concurrency: int,
+    ) -> None:
+        self.judge = judge
+        self.concurrency = concurrency
+        self.ranked_all = ranked_all
+        self.ranked = ranked
+        self.search = search
+        self.flags = flags
+        self.trails = {s.id: (s, score, rank + 1) for rank, (s, score) in enumerate(ranked_all)}
+        self.base: ArmResult | None = None
+        self.singles: list[str] = []
+        self.candidates: list[Candidate] = []
+        self.group_ran = False
+        self.budget_stopped = False
+
+    @property
+    def unstable(self) -> bool:
+        """Under the majority rule any baseline flip ends the analysis (every verdict inconclusive)."""
+        return self.base is not None and self.base.flips > 0 and not self.judge.statistical
+
+    async def go(self) -> None:
+        singles = [s.id for s, _ in self.ranked] if self.search != "group" else []
+        everything = frozenset(s.id for s, _ in self.ranked_all)
+        screening = not self.judge.statistical
+        jobs: list[Awaitable[Any]] = [self.judge.baseline(), *(self.judge.decide(frozenset([i])) for i in singles)]
+        if self.search == "group" and screening and everything:
+            jobs.append(self.judge.screen(everything))  # the search's first look, alongside the baseline
+        results = await asyncio.gather(*jobs)
+        self.base = results[0]
+        self.singles = singles
+        if self.base.flips > 0:
+            self.flags.append("baseline-unstable")
+        if self.unstable or self.search == "single":
+            return
+        if self.search == "auto" and any(r.verdict == "confirmed" for r in results[1 : 1 + len(singles)]):
+            return
+        if self.judge.sampler.budget_hit:
+            return
+        self.group_ran = True
+        search = GroupSearch(
+            self.judge,
+            [s.id for s, _ in self.ranked_all],
+            screen=screening,
+            fanout=self.concurrency if screening else 2,
+        )
+        outcome = await search.run()
+        self.candidates = outcome.candidates
+        self.budget_stopped = outcome.budget_stopped
+        if outcome.everything is not None and outcome.everything.verdict != "confirmed" and not self.budget_stopped:
+            self.flags.append("no-flip-with-everything-ablated")
+
+    def _label(self, sid: str) -> str:
+        trail = self.trails.get(sid)
+        return f"{trail[0].kind} '{sid}'" if trail else f"'{sid}'"
+
+    def _suspects(self) -> list[Suspect]:
+        statistical, alpha = self.judge.statistical, self.judge.alpha
+        arms: dict[str, ArmResult] = {}
+        for arm, result in self.judge.decided.items():
+            if len(arm) == 1:
+                arms[next(iter(arm))] = result
+        order = [i for i in self.singles if i in arms] + sorted(
+            (i for i in arms if i not in self.singles), key=lambda i: self.trails[i][2] if i in self.trails else 1 << 30
+        )
+        out: list[Suspect] = []
+        for sid in order:
+            r = arms[sid]
+            trail, score, rank = self.trails[sid]
+            verdict: Verdict = "inconclusive" if self.unstable or not r.settled else r.verdict
+            out.append(
+                Suspect(
+                    kind=trail.kind,
+                    id=sid,
+                    score=score,
+                    rank=rank,
+                    verdict=verdict,
+                    flips=r.flips,
+                    samples=r.samples,
+                    errors=r.errors,
+                    baseline_flips=r.baseline_flips,
+                    p_value=r.p_value,
+                    text=trail.text,
+                    trigger=trail.trigger,
+                    claim=_arm_claim(self._label(sid), r, verdict, self.unstable, statistical, alpha)
+                    if statistical or not r.settled
+                    else _claim(trail.kind, sid, verdict, r.flips, r.samples, self.unstable),
+                )
+            )
+        return out
+
+    def _culprit_sets(self) -> list[CulpritSet]:
+        statistical, alpha = self.judge.statistical, self.judge.alpha
+        sets: list[Candidate] = []
+        if not self.unstable:
+            for sid in self.singles:
+                r = self.judge.decided.get(frozenset([sid]))
+                if r is not None and r.verdict == "confirmed" and r.settled:
+                    sets.append(Candidate(r.ids, r, [], minimal=True))
+        known = {c.ids for c in sets}
+        sets += [c for c in self.candidates if c.ids not in known]
+        out: list[CulpritSet] = []
+        for c in sets:
+            ids = tuple(sorted(c.ids))
+            labels = [self._label(i) for i in ids]
+            verdict: Verdict = c.result.verdict if c.result.settled else "inconclusive"
+            out.append(
+                CulpritSet(
+                    ids=ids,
+                    kinds=tuple(self.trails[i][0].kind if i in self.trails else "" for i in ids),
+                    verdict=verdict,
+                    flips=c.result.flips,
+                    samples=c.result.samples,
+                    errors=c.result.errors,
+                    baseline_flips=c.result.baseline_flips,
+                    p_value=c.result.p_value,
+                    minimal=c.minimal,
+                    restore_checks=[
+                        RestoreCheck(
+                            restored=next(iter(c.ids - r.ids)), verdict=r.verdict, flips=r.flips, samples=r.samples
+                        )
+                        for r in c.restored
+                    ],
+                    claim=_set_claim(c, labels, statistical, alpha),
+                )
+            )
+        out.sort(key=lambda c: (c.verdict != "confirmed", len(c.ids), min(self._rank(i) for i in c.ids)))
+        return out
+
+    def _rank(self, sid: str) -> int:
+        trail = self.trails.get(sid)
+        return trail[2] if trail else 1 << 30
+
+    def report(
+        self,
+        common: dict[str, Any],
+        *,
+        reruns: int,
+        model_calls: int,
+        saved: int,
+        confidence: float,
+        max_samples: int | None,
+        samples: int,
+    ) -> LocalizationReport:
+        base = self.base
+        assert base is not None
+        sampler = self.judge.sampler
+        if sampler.budget_hit:
+            self.flags.append("rerun-budget-exhausted")
+        errors = base.errors + sum(r.errors for r in self.judge.decided.values())
+        if errors:
+            self.flags.append("rerun-errors")
+        statistical = self.judge.statistical
+        decided_by_test = statistical and bool(self.judge.decided)
+        base_all = sampler.taken(BASELINE)
+        return LocalizationReport(
+            mode="causal",
+            samples=samples,
+            baseline_flips=sum(1 for o in base_all if o),
+            baseline_samples=len(base_all),
+            baseline_errors=sum(1 for o in base_all if o is None),
+            suspects=self._suspects(),
+            culprit_sets=self._culprit_sets(),
+            reruns=reruns,
+            model_calls=model_calls,
+            model_calls_saved=saved,
+            test=FISHER_TEST if decided_by_test else None,
+            confidence=confidence if statistical else None,
+            max_samples=max_samples,
+            budget_exhausted=sampler.budget_hit,
+            honesty_flags=list(dict.fromkeys(self.flags)),
+            **common,
+        )
 
 
 def localize_sync(agent: Any, **kwargs: Any) -> LocalizationReport:
@@ -347,14 +734,15 @@ async def rerun_without_sources(
     agent: Any, ignore: Sequence[str], *, samples: int = 3, outcome_changed: OutcomeChanged | None = None
 ) -> RerunReport:
     """Rerun without ``ignore`` ``samples`` times (plus a baseline) and say whether the outcome flips."""
-    if samples < 1:
+    if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
         raise LocalizeError("samples must be >= 1")
     agent.without(*ignore)  # refuse unknown ids before any rerun
     bt = backtrack(agent)
     original = bt.answer or ""
     changed = outcome_changed or _default_outcome_changed
-    answers = await asyncio.gather(*(rerun_answer(agent, seed, ignore) for seed in range(samples)))
-    baseline = await asyncio.gather(*(rerun_answer(agent, seed) for seed in range(samples)))
+    world = RerunWorld(ReplayCache(), _recorded_run_id(agent))
+    answers = await asyncio.gather(*(rerun_answer(agent, seed, ignore, world) for seed in range(samples)))
+    baseline = await asyncio.gather(*(rerun_answer(agent, seed, (), world) for seed in range(samples)))
     flips = sum(1 for a in answers if changed(original, a))
     baseline_flips = sum(1 for a in baseline if changed(original, a))
     verdict: Verdict = "inconclusive" if baseline_flips else _verdict(flips, samples)

@@ -48,6 +48,13 @@ def _suspects(loc: LocalizationReport | None) -> str:
         else "<p>Correlational mode: nothing was rerun.</p>"
     )
     conf = f"<p>{_e(loc.ranking_confidence.note)}</p>" if loc.ranking_confidence else ""
+    sets = "".join(
+        f"<tr><td class='mono'>{_e(', '.join(c.ids))}</td><td class='{_e(c.verdict)}'>{_e(c.verdict)}</td>"
+        f"<td>{_e(c.claim)}</td></tr>"
+        for c in loc.culprit_sets
+    )
+    if sets:
+        conf += f"<table><tr><th>culprit set</th><th>verdict</th><th>claim</th></tr>{sets}</table>"
     return (
         f"<p>Mode: <b>{_e(loc.mode)}</b>, scorer: {_e(loc.scorer)}.</p>{base}{conf}"
         "<table><tr><th>rank</th><th>kind</th><th>id</th><th>score</th><th>verdict</th><th>claim</th></tr>"
@@ -103,6 +110,7 @@ def report_html(
 ) -> str:
     """A self-contained HTML page: answer, suspects and verdicts, each source's chain, the highlighted prompt."""
     culprits = {s.id for s in localization.confirmed} if localization else set()
+    culprits |= {i for c in localization.confirmed_sets for i in c.ids} if localization else set()
     chains = "".join(_chain(s, culprits) for s in bt.sources)
     return (
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>"

@@ -151,7 +151,11 @@ def split_words(text: str) -> list[str]:
 
 
 class MockProvider(BaseProvider):
-    """Answers from a fixed reply, a script of replies, or a ``respond`` function; records every request."""
+    """Answers from a fixed reply, a script of replies, or a ``respond`` function; records every request.
+
+    ``deterministic_for_seed``: one seeded request always gets one answer (a rerun may reuse a recorded one)."""
+
+    deterministic_for_seed = True
 
     def __init__(
         self,

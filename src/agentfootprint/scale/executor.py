@@ -29,7 +29,9 @@ class Executor(Protocol):
 
     async def submit(self, spec: RunSpec) -> RunOutcome: ...
 
-    def rerunner(self, agent_factory: str, run_input: Mapping[str, Any]) -> Rerun: ...
+    def rerunner(
+        self, agent_factory: str, run_input: Mapping[str, Any], *, read: Callable[[RunOutcome], str] | None = None
+    ) -> Rerun: ...
 
 
 class ExecutorBase:
@@ -38,8 +40,11 @@ class ExecutorBase:
     async def submit(self, spec: RunSpec) -> RunOutcome:
         raise NotImplementedError
 
-    def rerunner(self, agent_factory: str, run_input: Mapping[str, Any]) -> Rerun:
-        """``rerun(seed, ablate) -> answer`` re-running ``run_input`` on agents built by ``agent_factory`` here.
+    def rerunner(
+        self, agent_factory: str, run_input: Mapping[str, Any], *, read: Callable[[RunOutcome], str] | None = None
+    ) -> Rerun:
+        """``rerun(seed, ablate) -> answer`` (or ``read(outcome)``) re-running ``run_input`` on agents built by
+        ``agent_factory`` here.
 
         Refuses (``ScaleError``) at once when the input cannot travel as a ``RunSpec``; a failed rerun raises
         ``RerunFailedError``."""
@@ -57,9 +62,11 @@ class ExecutorBase:
 
         async def rerun(seed: int, ablate: Sequence[str]) -> str:
             outcome = await self.submit(RunSpec(**base, ablate=list(ablate), seed=seed))
+            if read is not None:
+                text = read(outcome)  # reads the recording even of a failed rerun (its model calls count)
             if outcome.error is not None:
                 raise RerunFailedError(f"rerun failed on the executor: {outcome.error.type}")
-            return str(outcome.answer or "")
+            return text if read is not None else str(outcome.answer or "")
 
         return rerun
 
