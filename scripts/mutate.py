@@ -70,7 +70,8 @@ def change_of(name: str, mutated_code: str, path: Path) -> tuple[str, str]:
         for line in diff.splitlines()
         if line[:1] in "+-" and not line.startswith(("+++", "---")) and line[1:].strip()
     ]
-    function = name.rsplit(".", 1)[1].partition("__mutmut_")[0].removeprefix("x_").replace("ǁ", ".").strip(".")
+    mangled = name.rsplit(".", 1)[1].partition("__mutmut_")[0]
+    function = mangled[2:].replace("ǁ", ".").strip(".")  # x_func → func, xǁClassǁmethod → Class.method
     return function, "\n".join(lines)
 
 

@@ -337,3 +337,24 @@ def test_signature_needed_when_a_key_is_given(records: Records) -> None:
         "signature record does not have exactly the signature fields",
         n,
     )
+
+
+def test_verify_file_passes_previous_and_key_and_writes_where_told(
+    records: Records, tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import io
+
+    second = export_audit(loan_chart().run_sync({}), segment=records)
+    private, public = generate_signing_key()
+    path = tmp_path / "second.jsonl"
+    path.write_text(to_jsonl([*second, sign_audit(second, private, previous=records)]), encoding="utf-8")
+    out = io.StringIO()
+    assert verify_module.verify_file(path, previous=records, public_key=public, out=out) == 0
+    assert out.getvalue() == f"valid: {len(second)} records, signature verified\n"
+    assert capsys.readouterr().out == ""
+    assert verify_module.verify_file(path, previous=records) == 0
+    assert capsys.readouterr().out == f"valid: {len(second)} records\n"
+    assert verify_module.verify_file(path) == 1
+    assert capsys.readouterr().out == (
+        "invalid: record 0: genesis seq is not 0 (a continued segment is verified with previous=)\n"
+    )
