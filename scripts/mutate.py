@@ -23,6 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SCRATCH = ROOT / ".mutate"
 EQUIVALENTS = ROOT / "scripts" / "mutation-equivalents.json"
+ALSO_COPY = ("bench", "examples", "docs", "README.md")
 DETECTED = {"killed", "timeout", "caught by type check", "segfault"}
 
 
@@ -89,6 +90,12 @@ def prepare(work: Path, path: Path, tests: list[str], seed: int) -> None:
     ignore = shutil.ignore_patterns("__pycache__", "node_modules", ".hypothesis", "*.pyc")
     shutil.copytree(ROOT / "src", work / "src", ignore=ignore)
     shutil.copytree(ROOT / "tests", work / "tests", ignore=ignore)
+    extras = [name for name in ALSO_COPY if (ROOT / name).exists()]
+    for name in extras:  # tests read the docs, examples and bench scripts they check
+        if (ROOT / name).is_dir():
+            shutil.copytree(ROOT / name, work / name, ignore=ignore)
+        else:
+            shutil.copy2(ROOT / name, work / name)
     config = (ROOT / "pyproject.toml").read_text()
     config += "\n[tool.mutmut]\n" + "\n".join(
         [
@@ -99,9 +106,12 @@ def prepare(work: Path, path: Path, tests: list[str], seed: int) -> None:
             + json.dumps(["-p", "no:cacheprovider", "-q", "-m", "not stack_depth", f"--hypothesis-seed={seed}"]),
             "use_git_change_detection = false",
             "track_dependencies = false",
+            f"also_copy = {json.dumps(['conftest.py', *extras])}",
         ]
     )
     (work / "pyproject.toml").write_text(config + "\n")
+    # mutmut calls every function through a trampoline (about three frames for one): give tests the same headroom
+    (work / "conftest.py").write_text("import sys\n\nsys.setrecursionlimit(max(sys.getrecursionlimit(), 4000))\n")
 
 
 def results(work: Path, path: Path) -> dict[str, str]:

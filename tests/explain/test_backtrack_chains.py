@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from agentfootprint import Agent, UnsupportedValuesError, define_instruction, define_skill, define_tool
+from agentfootprint import Agent, UnsupportedValuesError, define_fact, define_instruction, define_skill, define_tool
 from agentfootprint._flagship import QUESTION, refunds_agent
+from agentfootprint.compose import Parallel, Sequence
 from agentfootprint.explain import Backtrack, BacktrackError, Hop, backtrack
 from agentfootprint.flow import flow_chart
 from agentfootprint.providers import mock
@@ -192,3 +193,38 @@ async def test_on_tool_return_and_rule_notes_are_exact() -> None:
         ("born", None, "define_instruction('cite')", None),
     ]
     assert hops(bt, "short")[3][2:] == ("rule", "its rule held; active since iteration 1")
+
+
+def _member(name: str, reply: str, fact: str) -> Any:
+    return (
+        Agent.create(provider=mock(reply=reply), model="m", name=name)
+        .fact(define_fact(id=fact, data=f"{fact} data"))
+        .build()
+    )
+
+
+async def test_a_sequence_hands_the_research_answer_over_with_its_own_sources() -> None:
+    seq = (
+        Sequence.create()
+        .step("research", _member("research", "R says 1", "rf"))
+        .step("write", _member("writer", "W done", "wf"))
+        .build()
+    )
+    await seq.run("go")
+    bt = backtrack(seq)
+    assert str(bt) + "\n" == Path(__file__).with_name("golden_sequence_backtrack.txt").read_text()
+    assert [(s.id, s.position) for s in bt.sources] == [("wf", 0), ("user-0", 2000), ("rf", 200000), ("user-0", 200001)]
+
+
+async def test_a_parallel_merge_reaches_every_branch_through_a_via_hop() -> None:
+    par = (
+        Parallel.create()
+        .branch("a", _member("a", "A1", "af"))
+        .branch("b", _member("b", "B1", "bf"))
+        .merge_with(lambda answers: " | ".join(f"{k}:{v}" for k, v in sorted(answers.items())))
+        .build()
+    )
+    await par.run("go")
+    bt = backtrack(par)
+    assert str(bt) + "\n" == Path(__file__).with_name("golden_parallel_backtrack.txt").read_text()
+    assert [(s.id, s.position) for s in bt.sources] == [("bf", 0), ("user-0", 2000), ("af", 300002), ("user-0", 300003)]
