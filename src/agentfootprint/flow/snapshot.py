@@ -94,21 +94,38 @@ class FlowSnapshot(BaseModel):
 
     @property
     def execution_tree(self) -> list[TreeNode]:
-        """Executed steps in order; inner steps nest under their subflow mount or fork."""
+        """Executed steps in order; inner steps nest under their subflow mount or fork (a fork records its own
+        commit, the join, after its branches: it stands where its first branch ran)."""
+        first: dict[str, Commit] = {}
+        for c in self.commit_log:
+            if c.kind != "subflow-exit":
+                first.setdefault(c.runtime_stage_id, c)
         nodes: dict[str, TreeNode] = {}
         roots: list[TreeNode] = []
-        for c in self.commit_log:
-            if c.kind == "subflow-exit" or (c.kind == "join" and c.runtime_stage_id in nodes):
-                continue
+        placing: set[str] = set()
+
+        def node_for(rid: str) -> TreeNode:
+            if rid in nodes:
+                return nodes[rid]
+            c = first[rid]
             node = TreeNode(
-                runtime_stage_id=c.runtime_stage_id,
+                runtime_stage_id=rid,
                 stage_id=c.stage_id,
                 stage_name=c.stage_name,
                 kind=c.kind,
                 idx=c.idx,
                 failed=c.failed,
             )
-            nodes.setdefault(c.runtime_stage_id, node)
-            parent = nodes.get(c.parent_runtime_stage_id or "")
-            (parent.children if parent is not None else roots).append(node)
+            nodes[rid] = node
+            placing.add(rid)  # a loaded log whose parents loop is cut where the loop closes
+            parent = c.parent_runtime_stage_id
+            if parent is not None and parent in first and parent not in placing:
+                node_for(parent).children.append(node)
+            else:
+                roots.append(node)
+            placing.discard(rid)
+            return node
+
+        for rid in first:
+            node_for(rid)
         return roots
