@@ -98,3 +98,17 @@ async def test_report_page_shows_a_culprit_set_and_marks_both_members() -> None:
     assert "<td class='mono'>goodwill-fact, vip-override-fact</td><td class='confirmed'>confirmed</td>" in page
     assert "<mark class='culprit' data-source='goodwill-fact'>" in page
     assert "<mark class='culprit' data-source='vip-override-fact'>" in page
+
+
+async def test_report_without_localization_is_exact() -> None:
+    """Answer, the prompt the model saw, every chain and the timeline, byte for byte (run id aside)."""
+    agent = refunds_agent()
+    await agent.run(QUESTION)
+    snapshot = agent.last_snapshot()
+    assert snapshot is not None and snapshot.run_id is not None
+    html = report_html(backtrack(agent), snapshot=snapshot, title="Why <this>?")
+    golden = Path(__file__).with_name("golden_flagship_report.html").read_text()
+    assert html.replace(snapshot.run_id, "RUN_ID") + "\n" == golden
+    assert "<p>No localization was run (backtrack only).</p>" in html
+    empty = report_html(backtrack(agent).model_copy(update={"sources": [], "run_id": None}))
+    assert "<p>(empty)</p>" in empty and "Timeline" not in empty and "reached the call (0)" in empty
