@@ -1,6 +1,6 @@
-"""Seeded, sampled mutation testing of one module with mutmut; prints the kill rate.
+"""Seeded, sampled mutation testing of one or more modules with mutmut; prints each kill rate.
 
-    python scripts/mutate.py agentfootprint.flow.scope [--sample 60] [--seed 25] [--tests tests/flow] [--all]
+    python scripts/mutate.py agentfootprint.flow.scope [more modules] [--sample 60] [--seed 25] [--tests ...] [--all]
 
 The module's mutants are listed, a seeded sample is drawn, and mutmut runs the tests (by default the package's own,
 ``tests/<package>``) against each one in a scratch copy under ``.mutate/`` (git-ignored). Survivors that are known to
@@ -83,7 +83,7 @@ def equivalents(module: str) -> dict[tuple[str, str], str]:
     return {(e["function"], "\n".join(e["change"])): e["why"] for e in entries}
 
 
-def prepare(work: Path, path: Path, tests: list[str], seed: int) -> None:
+def prepare(work: Path, paths: list[Path], tests: list[str], seed: int) -> None:
     """A scratch project: the sources, the tests and a pyproject that tells mutmut what to mutate."""
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
@@ -100,7 +100,7 @@ def prepare(work: Path, path: Path, tests: list[str], seed: int) -> None:
     config += "\n[tool.mutmut]\n" + "\n".join(
         [
             'source_paths = ["src"]',
-            f"only_mutate = {json.dumps([str(path)])}",
+            f"only_mutate = {json.dumps([str(p) for p in paths])}",
             f"pytest_add_cli_args_test_selection = {json.dumps(tests)}",
             "pytest_add_cli_args = "
             + json.dumps(["-p", "no:cacheprovider", "-q", "-m", "not stack_depth", f"--hypothesis-seed={seed}"]),
@@ -123,31 +123,35 @@ def results(work: Path, path: Path) -> dict[str, str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("module", help="dotted module (agentfootprint.flow.scope) or its path")
-    parser.add_argument("--sample", type=int, default=60, help="mutants drawn (default 60)")
+    parser.add_argument("modules", nargs="+", help="dotted modules (agentfootprint.flow.scope) or their paths")
+    parser.add_argument("--sample", type=int, default=60, help="mutants drawn per module (default 60)")
     parser.add_argument("--seed", type=int, default=25, help="sampling seed (default 25)")
     parser.add_argument("--all", action="store_true", help="every mutant, no sampling")
-    parser.add_argument("--tests", nargs="+", help="test paths to run (default: the package's tests)")
-    parser.add_argument("--min", type=float, default=None, help="exit 1 when the kill rate is below this percent")
+    parser.add_argument("--tests", nargs="+", help="test paths to run (default: the packages' tests)")
+    parser.add_argument("--min", type=float, default=None, help="exit 1 when a kill rate is below this percent")
     args = parser.parse_args()
 
-    path = module_path(args.module)
-    module = dotted(path)
-    tests = args.tests or default_tests(path)
-    names, mutated_code = list_mutants(path)
-    if not names:
-        print(f"{module}: no mutants")
+    paths = list(dict.fromkeys(module_path(m) for m in args.modules))
+    tests = args.tests or list(dict.fromkeys(t for p in paths for t in default_tests(p)))
+    plan: list[tuple[Path, str, list[str], list[str], str]] = []
+    for path in paths:
+        names, mutated_code = list_mutants(path)
+        everything = args.all or args.sample >= len(names)
+        chosen = names if everything else sorted(random.Random(args.seed).sample(names, args.sample))
+        plan.append((path, dotted(path), names, chosen, mutated_code))
+        print(f"{dotted(path)}: {len(chosen)} of {len(names)} mutants (seed {args.seed})", flush=True)
+    every = [name for *_, chosen, _ in plan for name in chosen]
+    if not every:
+        print("no mutants")
         return 0
-    everything = args.all or args.sample >= len(names)
-    chosen = names if everything else sorted(random.Random(args.seed).sample(names, args.sample))
-    print(f"{module}: {len(chosen)} of {len(names)} mutants (seed {args.seed}), tests: {' '.join(tests)}", flush=True)
+    print(f"tests: {' '.join(tests)}", flush=True)
 
-    work = SCRATCH / module
-    prepare(work, path, tests, args.seed)
+    work = SCRATCH / (dotted(paths[0]) if len(paths) == 1 else f"{dotted(paths[0])}+{len(paths) - 1}")
+    prepare(work, paths, tests, args.seed)
     mutmut = Path(sys.executable).with_name("mutmut")
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     run = subprocess.run(
-        [str(mutmut), "run", "--max-children", "1", *chosen],
+        [str(mutmut), "run", "--max-children", "1", *every],
         cwd=work,
         env=env,
         stdout=subprocess.PIPE,
@@ -160,32 +164,36 @@ def main() -> int:
         print(run.stdout[-3000:])
         sys.exit(f"mutmut failed (exit {run.returncode}); full log: {log}")
 
-    status = results(work, path)
-    known = equivalents(module)
-    counts: Counter[str] = Counter()
-    survivors: list[tuple[str, str, str]] = []
-    for name in chosen:
-        state = status.get(name, "not checked")
-        if state in DETECTED:
-            counts["killed"] += 1
+    below = False
+    lines: list[str] = []
+    for path, module, names, chosen, mutated_code in plan:
+        if not chosen:
+            lines.append(f"{module}: no mutants")
             continue
-        function, change = change_of(name, mutated_code, path)
-        if (function, change) in known:
-            counts["equivalent"] += 1
-            continue
-        counts["survived"] += 1
-        survivors.append((name, state, change))
-
-    for name, state, change in survivors:
-        print(f"\n{state}: {name}")
-        print("    " + change.replace("\n", "\n    "))
-    scored = counts["killed"] + counts["survived"]
-    rate = 100.0 * counts["killed"] / scored if scored else 100.0
-    print(
-        f"\n{module}: {rate:.1f}% killed ({counts['killed']} of {scored} non-equivalent; "
-        f"{counts['equivalent']} equivalent; sample {len(chosen)} of {len(names)}, seed {args.seed})"
-    )
-    return 1 if args.min is not None and rate < args.min else 0
+        status = results(work, path)
+        known = equivalents(module)
+        counts: Counter[str] = Counter()
+        for name in chosen:
+            state = status.get(name, "not checked")
+            if state in DETECTED:
+                counts["killed"] += 1
+                continue
+            function, change = change_of(name, mutated_code, path)
+            if (function, change) in known:
+                counts["equivalent"] += 1
+                continue
+            counts["survived"] += 1
+            print(f"\n{state}: {name}")
+            print("    " + change.replace("\n", "\n    "))
+        scored = counts["killed"] + counts["survived"]
+        rate = 100.0 * counts["killed"] / scored if scored else 100.0
+        below = below or (args.min is not None and rate < args.min)
+        lines.append(
+            f"{module}: {rate:.1f}% killed ({counts['killed']} of {scored} non-equivalent; "
+            f"{counts['equivalent']} equivalent; sample {len(chosen)} of {len(names)}, seed {args.seed})"
+        )
+    print("\n" + "\n".join(lines))
+    return 1 if below else 0
 
 
 if __name__ == "__main__":
