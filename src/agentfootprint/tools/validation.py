@@ -490,10 +490,12 @@ class _Validator:
 def _measure(value: Any) -> ArgIssue | None:
     """Iteratively bound depth and size of ``value``, and find non-string keys (no recursion)."""
     stack: list[tuple[Any, int, Path]] = [(value, 0, ())]
-    nodes = 0
+    nodes = 1  # every value counts once: the top one here, each item when its container is opened
     while stack:
         node, depth, path = stack.pop()
-        nodes += 1
+        if isinstance(node, dict | list | tuple) and node and depth >= MAX_ARG_DEPTH:
+            return _too_deep(path)
+        nodes += len(node) if isinstance(node, dict | list | tuple) else 0
         if nodes > MAX_ARG_NODES:
             return ArgIssue(
                 path="",
@@ -501,8 +503,6 @@ def _measure(value: Any) -> ArgIssue | None:
                 problem=f"arguments are too large (more than {MAX_ARG_NODES} values)",
             )
         if isinstance(node, dict):
-            if depth >= MAX_ARG_DEPTH and node:
-                return _too_deep(path)
             for key, child in node.items():
                 if not isinstance(key, str):
                     return ArgIssue(
@@ -512,16 +512,10 @@ def _measure(value: Any) -> ArgIssue | None:
                     )
                 if isinstance(child, dict | list | tuple):
                     stack.append((child, depth + 1, (*path, key)))
-                else:
-                    nodes += 1
         elif isinstance(node, list | tuple):
-            if depth >= MAX_ARG_DEPTH and node:
-                return _too_deep(path)
             for index, child in enumerate(node):
                 if isinstance(child, dict | list | tuple):
                     stack.append((child, depth + 1, (*path, index)))
-                else:
-                    nodes += 1
     return None
 
 
