@@ -63,3 +63,34 @@ async def test_execute_by_name() -> None:
     assert out.error_code == ERR_UNKNOWN_TOOL and "Available tools: add, x." in out.content
     limited = await reg.execute("x", {}, ToolContext(), max_result_chars=0)
     assert limited.content == "X"
+
+
+async def test_execute_hands_the_name_context_and_options_through() -> None:
+    seen: list[Any] = []
+    echo = define_tool(
+        name="echo",
+        description="echo",
+        input_schema={"type": "object"},
+        execute=lambda args, ctx: seen.append((args, ctx.run_id)) or "x" * 50,
+    )
+    reg = ToolRegistry([echo])
+    out = await reg.execute("echo", {"a": 1}, ToolContext(run_id="r-1"), max_result_chars=10)
+    assert seen == [({"a": 1}, "r-1")] and out.truncated and not out.is_error
+    missing = await reg.execute("nope", {}, ToolContext())
+    assert (missing.is_error, missing.error_code) == (True, ERR_UNKNOWN_TOOL)
+    assert "nope" in missing.content and "echo" in missing.content
+    assert reg.get(5) is None  # type: ignore[arg-type]
+    with pytest.raises(InvalidToolDefinitionError) as info:
+        reg.add("not a tool")  # type: ignore[arg-type]
+    assert str(info.value) == "expected a Tool (from define_tool or @tool), got str"
+
+
+def test_tool_arguments_error_text() -> None:
+    from agentfootprint.tools import ToolArgumentsError
+    from agentfootprint.tools.validation import ArgIssue
+
+    issues = [ArgIssue(path="a", expected="x", problem="p"), ArgIssue(path="", expected="y", problem="q")]
+    err = ToolArgumentsError(issues)
+    assert str(err) == "a: p; (arguments): q" and err.issues == issues
+    assert str(ToolArgumentsError([])) == "invalid arguments"
+    assert str(DuplicateToolError("t")) == "duplicate tool name: 't' is registered twice"
