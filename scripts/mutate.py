@@ -11,6 +11,8 @@ are left out of the rate. Killed = a test failed or the run timed out.
 from __future__ import annotations
 
 import argparse
+import difflib
+import functools
 import json
 import os
 import random
@@ -19,6 +21,7 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRATCH = ROOT / ".mutate"
@@ -61,18 +64,40 @@ def list_mutants(path: Path) -> tuple[list[str], str]:
     return sorted(get_mutant_name(path, name) for name in mutated.mutant_names), mutated.code
 
 
+@functools.lru_cache(maxsize=4)
+def _functions(code: str) -> dict[str, Any]:
+    """Every function and method of the mutated module by name, parsed once."""
+    import libcst
+
+    found: dict[str, Any] = {}
+    for node in libcst.parse_module(code).body:
+        if isinstance(node, libcst.FunctionDef):
+            found[node.name.value] = node
+        elif isinstance(node, libcst.ClassDef):
+            for item in node.body.body:
+                if isinstance(item, libcst.FunctionDef):
+                    found.setdefault(item.name.value, item)
+    return found
+
+
 def change_of(name: str, mutated_code: str, path: Path) -> tuple[str, str]:
     """(function, the changed lines) of one mutant: what an equivalence entry is matched on."""
-    from mutmut.mutation.diff_apply import get_diff_for_mutant
+    import libcst
 
-    diff = get_diff_for_mutant(name, source=mutated_code, path=path)
+    mangled = name.rsplit(".", 1)[1]
+    stem = mangled.partition("__mutmut_")[0]
+    functions = _functions(mutated_code)
+    original, mutant = (
+        libcst.Module([functions[n].with_changes(name=libcst.Name(stem))]).code.strip().split("\n")
+        for n in (f"{stem}__mutmut_orig", mangled)
+    )
+    diff = "\n".join(difflib.unified_diff(original, mutant, lineterm=""))
     lines = [
         line.strip()
         for line in diff.splitlines()
         if line[:1] in "+-" and not line.startswith(("+++", "---")) and line[1:].strip()
     ]
-    mangled = name.rsplit(".", 1)[1].partition("__mutmut_")[0]
-    function = mangled[2:].replace("ǁ", ".").strip(".")  # x_func → func, xǁClassǁmethod → Class.method
+    function = stem[2:].replace("ǁ", ".").strip(".")  # x_func → func, xǁClassǁmethod → Class.method
     return function, "\n".join(lines)
 
 
