@@ -21,7 +21,7 @@ from test_hosting_sessions import ALICE, BOB, RECORD
 
 from agentfootprint import Agent
 from agentfootprint.hosting import HostingConfigError, WireRequestRefusal, ag_ui_app, memory_sessions
-from agentfootprint.hosting._pack import MIN_SHARED_CHARS, pack, unpack
+from agentfootprint.hosting._pack import MIN_SHARED_CHARS, JsonText, long_strings, pack, unpack
 from agentfootprint.hosting._pack import load_strings as strings_of
 from agentfootprint.providers import mock
 
@@ -49,16 +49,41 @@ json_values = st.recursive(
 @settings(max_examples=300, deadline=None)
 @given(st.dictionaries(st.sampled_from(["a", "b", "c"]), json_values))
 def test_packing_round_trips_any_json_and_no_data_is_read_as_a_reference(values: dict[str, Any]) -> None:
-    packed = pack(values)
+    packed = pack(values, long_strings(*values.values()))
     table = strings_of(packed.strings)
     assert {name: unpack(text, table) for name, text in packed.fields.items()} == values
 
 
 def test_a_repeated_long_string_is_kept_once() -> None:
     text = "q" * 10_000
-    packed = pack({"messages": [text, text], "conversation": {"history": [text]}, "recording": {"x": [text]}})
+    recording = JsonText(f'{{"x":["{text}"]}}')
+    values = {"messages": [text, text], "conversation": {"history": [text]}, "recording": recording}
+    packed = pack(values, [text])
     total = sum(len(t or "") for t in packed.fields.values()) + len(packed.strings or "")
     assert total < len(text) + 200
+    table = strings_of(packed.strings)
+    assert unpack(packed.fields["recording"], table) == {"x": [text]}
+
+
+TRICKY = "z" * 70
+NUMBERS = list(range(30))
+BETWEEN = ", " + ", ".join(map(str, NUMBERS)) + ", "
+ADVERSARIAL = [
+    ({"a": ["x", *NUMBERS, "y"]}, BETWEEN),  # a shared string equal to the structure between two strings
+    ({"a": ["x", *NUMBERS, "\x00y"]}, BETWEEN),  # ... ending where a NUL-led string opens
+    ({"a": 'say "' + TRICKY}, TRICKY),  # a shared string that is the tail of another after a quote
+    ({"a": ["\x00" + TRICKY, TRICKY]}, TRICKY),
+    ({"a": ["\x005", "\x00", TRICKY + '\\"']}, TRICKY + '\\"'),
+    ({"k" * 80: TRICKY, "b": "k" * 80}, "k" * 80),  # a key equal to a shared string stays a key
+]
+
+
+@pytest.mark.parametrize(("value", "shared"), ADVERSARIAL)
+def test_shared_strings_that_line_up_with_structure_never_change_the_data(value: dict[str, Any], shared: str) -> None:
+    padded = shared if len(shared) >= MIN_SHARED_CHARS else shared + " " * MIN_SHARED_CHARS
+    for candidate in (shared, padded):
+        packed = pack({"f": value}, [candidate])
+        assert unpack(packed.fields["f"], strings_of(packed.strings)) == value
 
 
 def _content_bytes(text: str) -> int:
@@ -88,6 +113,10 @@ async def test_the_in_memory_store_holds_a_big_turn_in_at_most_twice_its_size(co
 
 
 async def _row_bytes(store: Any, thread_id: str) -> int:
+    """The bytes a store keeps for one thread: the row's columns (the in-memory store: its own count, which the
+    tracemalloc test above checks against the process)."""
+    if hasattr(store, "stored_bytes"):
+        return int(store.stored_bytes)
     columns = "messages, conversation, pause, recording, strings"
     if hasattr(store, "_conn"):
         with sqlite3.connect(store.path) as conn:
@@ -105,12 +134,8 @@ async def _row_bytes(store: Any, thread_id: str) -> int:
 
 
 @pytest.mark.parametrize("content", [ASCII_900K, MIXED], ids=["ascii-900k", "mixed-unicode"])
-async def test_every_database_store_writes_a_big_turn_in_at_most_twice_its_size(
-    make_store: StoreMaker, content: str
-) -> None:
+async def test_every_store_writes_a_big_turn_in_at_most_twice_its_size(make_store: StoreMaker, content: str) -> None:
     store = make_store()
-    if not hasattr(store, "_table"):
-        pytest.skip("the in-memory store is measured with tracemalloc above")
     try:
         async with client(ag_ui_app(_agent, sessions=store)) as http:
             status, _ = await turn(http, body(user("u1", content)))

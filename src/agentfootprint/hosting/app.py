@@ -31,10 +31,9 @@ from ag_ui.core import (
 )
 from ag_ui.encoder import EventEncoder
 from pydantic import ValidationError
-from sse_starlette import EventSourceResponse
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
@@ -81,6 +80,9 @@ AgentFactory = Callable[[], Agent]
 
 _CODE = re.compile(r"[A-Z][A-Z0-9_]{0,63}")
 _CLEANUP_SECONDS = 10.0
+_PING_SECONDS = 15.0
+_PING = object()
+_SSE_HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
 _DECLINED = "The user declined to answer."
 _ASK_SCHEMA: dict[str, Any] = {"type": "string"}
 _CONSENT_SCHEMA: dict[str, Any] = {
@@ -273,12 +275,12 @@ class _Opened:
     started: bool = False
 
 
-class _TurnStream(EventSourceResponse):
+class _TurnStream(StreamingResponse):
     """One turn's SSE response; if its stream never started (the client left first), the thread and the admission
     slot are freed all the same."""
 
     def __init__(self, content: AsyncIterator[bytes], *, release: Callable[[], Awaitable[None]]) -> None:
-        super().__init__(content, headers={"Cache-Control": "no-store"})
+        super().__init__(content, media_type="text/event-stream", headers=_SSE_HEADERS)
         self._release = release
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -297,6 +299,13 @@ class _Served:
 
 def _discard(_: BaseEvent) -> None:
     return None
+
+
+async def _ping(queue: asyncio.Queue[Any]) -> None:
+    """A keep-alive comment every ``_PING_SECONDS`` while a turn is quiet, so proxies keep the stream open."""
+    while True:
+        await asyncio.sleep(_PING_SECONDS)
+        queue.put_nowait(_PING)
 
 
 class _Host:
@@ -488,8 +497,9 @@ class _Host:
         opened.started = True
         encoder = EventEncoder()
         plan = opened.plan
-        queue: asyncio.Queue[BaseEvent | None] = asyncio.Queue()
+        queue: asyncio.Queue[Any] = asyncio.Queue()
         job: asyncio.Task[_Served] | None = None
+        pings: asyncio.Task[None] | None = None
 
         def encode(event: BaseEvent) -> bytes:
             return encoder.encode(event).encode("utf-8")
@@ -507,17 +517,20 @@ class _Host:
                 yield encode(StateSnapshotEvent(snapshot=plan.state))
             job = asyncio.create_task(self._serve(opened, queue.put_nowait))
             job.add_done_callback(lambda _: queue.put_nowait(None))
+            pings = asyncio.create_task(_ping(queue))
             while (item := await queue.get()) is not None:
-                yield encode(item)
+                yield b": ping\n\n" if item is _PING else encode(item)
             served = job.result()
             yield encode(served.finished)
         except Exception as exc:
             while not queue.empty():
                 item = queue.get_nowait()
-                if item is not None:
+                if item is not None and item is not _PING:
                     yield encode(item)
             yield encode(_run_error(exc))
         finally:
+            if pings is not None:
+                pings.cancel()
             if job is None:
                 opened.ticket.done()
                 await self._free(opened.lease)
@@ -544,7 +557,8 @@ class _Host:
             context = contextvars.copy_context()
             context.run(_CURRENT_TURN.set, served)
             agent, frontend = context.run(self._agent, plan, pause)
-            agent.on("*", translator)
+            for kind in AgUiTranslator.EVENTS:
+                agent.on(kind, translator)
             task = asyncio.create_task(self._run(agent, plan, lease, served), context=context)
             beat = asyncio.create_task(self._heartbeat(lease, task, lost))
             try:
@@ -645,10 +659,10 @@ class _Host:
         return record, finished
 
 
-def _recording(agent: Agent) -> dict[str, Any] | None:
-    """The run just served as recording JSON (its snapshot is the redacted view), or None if nothing ran."""
+def _recording(agent: Agent) -> str | None:
+    """The run just served as recording JSON text (its snapshot is the redacted view), or None if nothing ran."""
     try:
-        return recording_of(agent).model_dump(mode="json")
+        return recording_of(agent).model_dump_json()
     except InvalidRecordingError:
         return None
 

@@ -119,7 +119,9 @@ class MemorySessions:
         """Push the lease's expiry on."""
         self._held(lease).lease_until = self._clock() + self.lease_seconds
 
-    async def save(self, lease: ThreadLease, record: ThreadRecord, recording: Mapping[str, Any] | None = None) -> None:
+    async def save(
+        self, lease: ThreadLease, record: ThreadRecord, recording: str | Mapping[str, Any] | None = None
+    ) -> None:
         """Write and free (a None recording keeps the one stored)."""
         row = self._held(lease)
         if recording is None and row.recording is not None:

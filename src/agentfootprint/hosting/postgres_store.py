@@ -152,7 +152,9 @@ class PostgresSessions:
             if cursor.rowcount != 1:
                 raise LeaseLostError(f"thread {lease.thread_id!r} is no longer held by this turn")
 
-    async def save(self, lease: ThreadLease, record: ThreadRecord, recording: Mapping[str, Any] | None = None) -> None:
+    async def save(
+        self, lease: ThreadLease, record: ThreadRecord, recording: str | Mapping[str, Any] | None = None
+    ) -> None:
         """Write and free, only while this lease holds the thread (a None recording keeps the one stored)."""
         async with self._connection() as conn, conn.transaction():
             kept = recording

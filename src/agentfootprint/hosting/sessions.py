@@ -14,7 +14,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agentfootprint.errors import AgentFootprintError
-from agentfootprint.hosting._pack import Packed, load_strings, pack, unpack
+from agentfootprint.hosting._pack import JsonText, Packed, load_strings, long_strings, pack, unpack
 from agentfootprint.hosting.plan import HeldPause, HeldThread
 from agentfootprint.hosting.refusal import HostingConfigError, WireRequestRefusal
 from agentfootprint.identity import Identity
@@ -172,8 +172,11 @@ class SessionStore(Protocol):
         """Push the busy mark's expiry a lease further; ``LeaseLostError`` if the lease was lost."""
         ...
 
-    async def save(self, lease: ThreadLease, record: ThreadRecord, recording: Mapping[str, Any] | None = None) -> None:
-        """Write the thread (and the turn's recording JSON, if given) and free it; ``LeaseLostError`` if lost."""
+    async def save(
+        self, lease: ThreadLease, record: ThreadRecord, recording: str | Mapping[str, Any] | None = None
+    ) -> None:
+        """Write the thread (and the turn's recording, JSON text or object, if given) and free it;
+        ``LeaseLostError`` if the lease was lost."""
         ...
 
     async def release(self, lease: ThreadLease) -> None:
@@ -266,17 +269,23 @@ def recording_value(recording: str | bytes | Mapping[str, Any] | None) -> dict[s
 
 
 def encode_thread(record: ThreadRecord, recording: str | bytes | Mapping[str, Any] | None) -> Packed:
-    """A record and recording packed: fields ``messages``, ``conversation``, ``pause``, ``recording`` and a table."""
+    """A record and recording packed: fields ``messages``, ``conversation``, ``pause``, ``recording`` and a table.
+
+    A recording given as JSON text is packed as it is (it must be a JSON object)."""
     data = record.model_dump(mode="json")
-    recording = recording_value(recording)
-    return pack(
-        {
-            "messages": data["messages"],
-            "conversation": data["conversation"],
-            "pause": data["pause"],
-            "recording": recording,
-        }
-    )
+    if isinstance(recording, bytes):
+        recording = recording.decode("utf-8")
+    if isinstance(recording, str):
+        if not recording.lstrip().startswith("{"):
+            raise HostingConfigError("a recording must be a JSON object")
+        recording = JsonText(recording)
+    fields = {
+        "messages": data["messages"],
+        "conversation": data["conversation"],
+        "pause": data["pause"],
+        "recording": recording,
+    }
+    return pack(fields, long_strings(data["messages"], data["conversation"]))
 
 
 def decode_record(thread_id: str, messages: Any, conversation: Any, pause: Any, strings: Any = None) -> ThreadRecord:

@@ -142,7 +142,7 @@ class SqliteSessions:
 
         self._transaction(work)
 
-    def _save(self, lease: ThreadLease, record: ThreadRecord, recording: Mapping[str, Any] | None) -> None:
+    def _save(self, lease: ThreadLease, record: ThreadRecord, recording: str | Mapping[str, Any] | None) -> None:
         def work(conn: sqlite3.Connection) -> None:
             kept = recording
             if kept is None:
@@ -245,7 +245,9 @@ class SqliteSessions:
         """Push the lease's expiry on, only while this lease holds the thread."""
         await asyncio.to_thread(self._renew, lease)
 
-    async def save(self, lease: ThreadLease, record: ThreadRecord, recording: Mapping[str, Any] | None = None) -> None:
+    async def save(
+        self, lease: ThreadLease, record: ThreadRecord, recording: str | Mapping[str, Any] | None = None
+    ) -> None:
         """Write and free, only while this lease holds the thread (a None recording keeps the one stored)."""
         await asyncio.to_thread(self._save, lease, record, recording)
 

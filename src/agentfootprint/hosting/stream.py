@@ -47,6 +47,16 @@ def as_text(value: Any) -> str:
 class AgUiTranslator:
     """An agent listener: maps its stream events to AG-UI events (handed to ``sink``) and records messages."""
 
+    EVENTS: tuple[str, ...] = (
+        ev.STREAM_TOKEN,
+        ev.STREAM_LLM_START,
+        ev.STREAM_LLM_END,
+        ev.STREAM_TOOL_START,
+        ev.STREAM_TOOL_END,
+        ev.PAUSE_REQUESTED,
+    )
+    """The event types it reads (listen to these alone: an event nobody listens to is never built)."""
+
     def __init__(
         self,
         sink: Callable[[BaseEvent], None],
