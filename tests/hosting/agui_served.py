@@ -14,10 +14,19 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 
 from agentfootprint import Agent, ask_human, define_tool
-from agentfootprint.hosting import DEFAULT_MAX_BODY_BYTES, FrontendTool, ValidationScope, ag_ui_app, open_sessions
+from agentfootprint.hosting import (
+    DEFAULT_MAX_BODY_BYTES,
+    FrontendTool,
+    ValidationScope,
+    ag_ui_app,
+    jwt_identity,
+    open_sessions,
+)
 from agentfootprint.identity import Identity
 from agentfootprint.providers import LLMRequest, mock
 
+JWT_ISSUER = "https://login.example.test/"
+JWT_AUDIENCE = "agent-api"
 SECRET = "sk-live-4f9a2b7c"
 """A value the served agent redacts: it must never come back in a recording."""
 
@@ -85,16 +94,21 @@ def _state(value: Any, scope: ValidationScope) -> Any:
 def build_app() -> Starlette:
     """The app under test (``uvicorn agui_served:build_app --factory``): the store at $AGUI_DB (a SQLite path or a
     PostgreSQL DSN; memory without), callers by header; $AGUI_LIMITS (JSON), $AGUI_MAX_MESSAGE_BYTES and
-    $AGUI_MAX_BODY_BYTES set the limits."""
+    $AGUI_MAX_BODY_BYTES set the limits; with $AGUI_JWKS_URL, callers are bearer tokens verified against it."""
     env = os.environ
     limits = json.loads(env["AGUI_LIMITS"]) if "AGUI_LIMITS" in env else None
+    binder: Any = _bind
+    if "AGUI_JWKS_URL" in env:  # bearer tokens; a request without one is a guest
+        binder = jwt_identity(
+            env["AGUI_JWKS_URL"], issuer=JWT_ISSUER, audience=JWT_AUDIENCE, optional=True, min_refresh_seconds=0
+        )
     max_message = int(env["AGUI_MAX_MESSAGE_BYTES"]) if "AGUI_MAX_MESSAGE_BYTES" in env else None
     return ag_ui_app(
         make,
         sessions=open_sessions(env.get("AGUI_DB")),
         frontend_tools=[PICK_COLOR],
         accept_state=_state,
-        bind_thread=_bind,
+        bind_thread=binder,
         limits=limits,
         max_message_bytes=max_message,
         max_body_bytes=int(env.get("AGUI_MAX_BODY_BYTES", str(DEFAULT_MAX_BODY_BYTES))),

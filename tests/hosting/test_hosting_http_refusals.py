@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from agui_http import body, client, factory, turn, types, user
@@ -264,6 +265,31 @@ async def test_hostile_bodies_get_a_4xx_code_or_a_stream_never_a_5xx(payload: An
         return
     assert 400 <= response.status_code < 500, response.text
     assert response.json()["error"]["reason"] in REFUSALS
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(payload=hostile_body | st.binary(max_size=64), thread=st.text(max_size=140) | st.sampled_from(["t1", "x" * 129]))
+async def test_hostile_input_to_invoke_and_the_thread_endpoints_never_a_5xx_or_an_echo(
+    payload: Any, thread: str
+) -> None:
+    raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    async with client(HOSTILE_APP) as http:
+        invoked = await http.post("/agui/invoke", content=raw, headers={"content-type": "application/json"})
+        path = "/agui/threads/" + quote(thread, safe="")
+        reads = [
+            await http.get(path),
+            await http.delete(path),
+            await http.get("/agui/threads", params={"limit": thread}),
+        ]
+    assert invoked.status_code in (200, 202) or 400 <= invoked.status_code < 500, invoked.text
+    if invoked.status_code >= 400:
+        assert invoked.json()["error"]["reason"] in REFUSALS
+    for response in reads:
+        assert response.status_code < 500, response.text
+    for response in [invoked, *reads]:
+        for value in (thread, raw.decode("utf-8", "replace")):
+            if len(value) >= 6 and value not in ("hello", "fine"):
+                assert value not in response.text or response.status_code in (200, 202)
 
 
 HOSTILE_APP = ag_ui_app(factory(mock(respond=lambda r: "fine")), frontend_tools=[PICK])

@@ -3,20 +3,29 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx2
 import jwt
 import pytest
 from agui_http import body, client, factory, text_of, turn, user
+from agui_live import live_server, stream
+from agui_served import JWT_AUDIENCE, JWT_ISSUER
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from jwt.algorithms import ECAlgorithm, OKPAlgorithm, RSAAlgorithm
+from tests._live import free_port, stop, wait_healthy
 
 from agentfootprint.hosting import HostingConfigError, WireRequestRefusal, ag_ui_app, jwt_identity
 from agentfootprint.identity import Identity
 from agentfootprint.providers import mock
 
+HERE = Path(__file__).parent
 ISSUER = "https://login.example.test/"
 AUDIENCE = "agent-api"
 RSA_KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
@@ -245,3 +254,69 @@ async def test_over_http_a_refused_token_never_runs_the_agent_and_threads_are_pe
         assert status == 404 and refused_bob["error"]["reason"] == "ERR_AGUI_THREAD_NOT_FOUND"
         assert (await http.get("/agui/threads/t1/recording", headers=bob)).status_code == 404
         assert (await http.get("/agui/threads/t1/recording", headers=alice)).status_code == 200
+
+
+@pytest.fixture
+def jwks_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """A live JWKS endpoint on 127.0.0.1 serving the file it is given (rewrite the file to rotate keys)."""
+    keys = tmp_path / "jwks.json"
+    keys.write_text(json.dumps({"keys": [jwk(RSA_KEY, "rsa-1")]}))
+    port = free_port()
+    command = [sys.executable, "-m", "uvicorn", "jwks_served:build_app", "--factory", "--host", "127.0.0.1"]
+    command += ["--port", str(port), "--log-level", "warning", "--app-dir", str(HERE)]
+    env = {**os.environ, "JWKS_FILE": str(keys)}
+    proc = subprocess.Popen(command, cwd=HERE, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(base, proc, what="JWKS server")
+        yield f"{base}/jwks.json", keys
+    finally:
+        stop(proc)
+
+
+async def test_over_live_servers_tokens_verify_against_a_fetched_jwks_that_rotates(
+    jwks_server: tuple[str, Path], tmp_path: Path
+) -> None:
+    url, keys = jwks_server
+    served = {"iss": JWT_ISSUER, "aud": JWT_AUDIENCE}
+    alice = {"authorization": f"Bearer {token(**served)}"}
+    with live_server(tmp_path / "threads.db", jwks_url=url) as base:
+        agui = f"{base}/agui"
+        async with httpx2.AsyncClient(timeout=30) as http:
+            events = await stream(http, agui, body(user("u1", "hi"), thread="a-1"), headers=alice)
+            assert events[-1]["type"] == "RUN_FINISHED"
+            listed = (await http.get(f"{agui}/threads", headers=alice)).json()["threads"]
+            assert [t["threadId"] for t in listed] == ["a-1"]
+
+            guest = await stream(http, agui, body(user("u1", "hi"), thread="g-1"))
+            assert guest[-1]["type"] == "RUN_FINISHED", "no token: a guest (optional=True)"
+            taken = await http.post(
+                agui, json=body(user("u1", "hi"), user("u2", "mine now"), thread="g-1"), headers=alice
+            )
+            assert taken.status_code == 404, "a guest's thread is never handed to a signed-in caller"
+            assert (await http.get(f"{agui}/threads/g-1", headers=alice)).status_code == 404
+            again = await stream(http, agui, body(user("u1", "hi"), user("u2", "still mine"), thread="g-1"))
+            assert again[-1]["type"] == "RUN_FINISHED", "and the guest is not locked out"
+
+            for bad, reason in (
+                (token(aud="other", iss=JWT_ISSUER), "ERR_AGUI_TOKEN_AUDIENCE"),
+                (token(exp=time.time() - 120, **served), "ERR_AGUI_TOKEN_EXPIRED"),
+                (_none_token(), "ERR_AGUI_TOKEN_ALGORITHM"),
+            ):
+                refused = await http.post(
+                    agui, json=body(user("u1"), thread="x-1"), headers={"authorization": f"Bearer {bad}"}
+                )
+                assert refused.status_code == 401 and refused.headers["www-authenticate"].startswith("Bearer")
+                assert refused.json()["error"]["reason"] == reason and bad not in refused.text
+
+            keys.write_text(json.dumps({"keys": [jwk(RSA_NEXT, "rsa-2")]}))  # the issuer rotates its key
+            rotated = {"authorization": f"Bearer {token(RSA_NEXT, 'rsa-2', **served)}"}
+            events = await stream(
+                http, agui, body(user("u1", "hi"), user("u2", "again"), thread="a-1"), headers=rotated
+            )
+            assert events[-1]["type"] == "RUN_FINISHED", "the new key was fetched; same subject, same thread"
+            retired = await http.post(agui, json=body(user("u1"), thread="a-2"), headers=alice)
+            assert retired.status_code == 401 and retired.json()["error"]["reason"] == "ERR_AGUI_TOKEN_KEY_UNKNOWN"
+
+            long_id = await http.post(agui, json=body(user("u1"), thread="t" * 129), headers=rotated)
+            assert long_id.status_code == 400 and long_id.json()["error"]["code"] == "ERR_INVALID_RUN_INPUT"

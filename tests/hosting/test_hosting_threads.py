@@ -6,6 +6,7 @@ Over a live uvicorn on 127.0.0.1 (SQLite and PostgreSQL), and on every store."""
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -189,3 +190,25 @@ async def test_serve_with_a_retention_deletes_old_threads_at_start(tmp_path: Pat
             recent = await http.get(f"{base}/agui/threads/recent")
     assert ancient.status_code == 404 and recent.status_code == 200
     assert recent.json()["threadId"] == "recent"
+
+
+async def test_over_a_live_server_a_foreign_pause_record_is_ignored_R001_28(tmp_path: Path) -> None:
+    """R001-28 live: a pause record rewritten by someone else is not read as a pause (no 500, nothing matched)."""
+    import sqlite3
+
+    db = tmp_path / "threads.db"
+    with live_server(db) as base:
+        agui = f"{base}/agui"
+        async with httpx2.AsyncClient(timeout=30) as http:
+            events = await stream(http, agui, _turn("p-1", "r1", "ask me"), headers=ALICE_H)
+            (interrupt,) = events[-1]["outcome"]["interrupts"]
+            with sqlite3.connect(db) as conn:
+                foreign = json.dumps({"kind": "interrupt", "interrupt_id": interrupt["id"], "checkpoint": "not ours"})
+                conn.execute("UPDATE agentfootprint_threads SET pause = ? WHERE thread_id = 'p-1'", (foreign,))
+            resume = [{"interruptId": interrupt["id"], "status": "resolved", "payload": "tea"}]
+            refused = await http.post(agui, json=_turn("p-1", "r2", "ask me", resume=resume), headers=ALICE_H)
+            assert refused.status_code == 409 and refused.json()["error"]["reason"] == "ERR_AGUI_RESUME_NOT_HELD"
+            transcript = (await http.get(f"{agui}/threads/p-1", headers=ALICE_H)).json()
+            assert transcript["outcome"] is None and transcript["paused"] is False
+            events = await stream(http, agui, _turn("p-1", "r3", "ask me", "hi"), headers=ALICE_H)
+    assert events[-1]["type"] == "RUN_FINISHED" and "RUN_ERROR" not in [e["type"] for e in events]

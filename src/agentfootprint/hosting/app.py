@@ -422,6 +422,7 @@ class _Host:
         pause = stored.record.pause
         body = {
             **_summary_json(stored.summary),
+            "paused": pause is not None,
             "messages": list(stored.record.messages),
             "outcome": _outcome(pause).model_dump(mode="json", by_alias=True, exclude_none=True) if pause else None,
         }
