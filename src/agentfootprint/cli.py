@@ -105,6 +105,28 @@ def _app() -> Any:
             print(f"error: {exc}")
             raise typer.Exit(2) from None
 
+    @app.command("mcp")
+    def mcp_cmd(
+        target: str,
+        http: bool = typer.Option(False, "--http", help="Serve streamable HTTP instead of stdio."),
+        host: str = typer.Option("127.0.0.1", help="Interface to bind with --http (loopback by default)."),
+        port: int = typer.Option(8000, help="Port with --http."),
+        path: str = typer.Option("/mcp", help="Endpoint path with --http."),
+    ) -> None:
+        """Serve ``module:factory`` over MCP: one tool named after the agent, argument ``message``."""
+        import asyncio
+
+        from agentfootprint.hosting.serve import load_factory
+        from agentfootprint.mcp import mcp_app, serve_stdio
+
+        factory = load_factory(target)
+        if not http:
+            asyncio.run(serve_stdio(factory))
+            return
+        import uvicorn
+
+        uvicorn.run(mcp_app(factory, path=path, host=host), host=host, port=port, log_level="warning")
+
     @app.command("lint-tools")
     def lint_tools_cmd(path: str) -> None:
         """Lint a tool catalog (JSON: ours, OpenAI, Anthropic or MCP shapes); exit 1 when findings exist."""

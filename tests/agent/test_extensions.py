@@ -72,8 +72,10 @@ class Tagger(Extension):
 def test_a_hook_nobody_overrides_is_not_wired() -> None:
     agent = agent_with(Tagger("a"))
     hooks = agent.config.hooks
-    assert [e.name for e in hooks.wrap_model_call] == ["tag_a"]
-    assert hooks.wrap_tool_call == () and [e.name for e in hooks.after_run] == ["honesty"]
+    assert [e.name for e in hooks.wrap_model_call] == ["receipts", "tag_a"]  # receipts: built in
+    assert [e.name for e in hooks.wrap_tool_call] == ["tool_sessions"]  # built in: closes call-scoped sessions
+    assert [e.name for e in hooks.after_run] == ["honesty", "tool_sessions"]
+    assert hooks.on_answer == () and hooks.filter_tools == ()
 
 
 def test_the_default_name_is_the_class_name_in_snake_case() -> None:
@@ -100,7 +102,8 @@ def test_an_extension_named_like_a_built_in_one_replaces_it() -> None:
         name = "honesty"
 
     agent = Agent.create(provider=mock(reply="x")).use(Quiet()).build()
-    assert [e.name for e in agent.config.extensions] == ["honesty"] and isinstance(agent.extension("honesty"), Quiet)
+    names = [e.name for e in agent.config.extensions]
+    assert names == ["tool_sessions", "receipts", "honesty"] and isinstance(agent.extension("honesty"), Quiet)
     assert agent.can_explain() is False and agent.extension(Quiet) is agent.extension("honesty")
 
 

@@ -20,7 +20,7 @@ from agentfootprint.flow import RedactionPolicy, Redactor, Scope
 from agentfootprint.flow._frozen import thaw
 from agentfootprint.identity import Identity, coerce_identity
 from agentfootprint.providers import LLMRequest, LLMResponse, Message
-from agentfootprint.tools import Tool, ToolOutcome
+from agentfootprint.tools import RunStoppingError, Tool, ToolOutcome
 
 if TYPE_CHECKING:
     from agentfootprint.agent.config import AgentConfig
@@ -118,6 +118,8 @@ class AgentRun:
         self.continued: dict[str, Any] = dict(continued or {})
         """Extension data a continued conversation carried, by extension name (for ``restore``)."""
         self.final_state: dict[str, Any] = {}
+        self.tool_services: dict[str, Any] = {}
+        """What extensions hand to tools for this leg (``RunContext.offer_to_tools``), read as ``ctx.service``."""
         self.provided: dict[str, dict[str, Tool]] = {}
         """Tools extensions provided for the current iteration, by chart namespace."""
         self._message_caches: dict[str, tuple[list[Any], list[Message]]] = {}
@@ -231,7 +233,7 @@ def _wrap_tool(ext: Extension, ctx: RunContext, call_next: CallTool) -> CallTool
     async def call(request: ToolCallRequest) -> ToolOutcome:
         try:
             return await ext.wrap_tool_call(ctx, request, call_next)
-        except ToolHookError:
+        except (ToolHookError, RunStoppingError):
             raise
         except Exception as exc:
             raise ToolHookError(ext.name, exc) from exc

@@ -205,8 +205,11 @@ class Stages:
         offered = [*catalog.base] + [
             catalog.by_name[n] for n in sorted(active_skill_tools) if n in catalog.by_name and n in catalog.scoped
         ]
-        if self.config.hooks.provide_tools:
+        hooks = self.config.hooks
+        if hooks.provide_tools:
             offered += await self._provided(self.run_of(scope), turn)
+        if hooks.filter_tools:
+            offered = await self._filtered(self.run_of(scope), turn, offered)
         specs: list[dict[str, Any]] = []
         seen: set[str] = set()
         for t in offered:
@@ -214,6 +217,21 @@ class Stages:
                 seen.add(t.name)
                 specs.append(t.to_spec())
         turn.tool_specs = specs
+
+    async def _filtered(self, run: AgentRun, turn: Turn, offered: list[Tool]) -> list[Tool]:
+        """The offer through every ``filter_tools`` gate; a tool replaced under its own name is the one dispatched."""
+        allowed = {t.name for t in offered}
+        for ext in self.config.hooks.filter_tools:
+            gated = list(await ext.filter_tools(run.ctx(ext, turn), list(offered)))
+            for t in gated:
+                if not isinstance(t, Tool) or t.name not in allowed:
+                    raise TypeError(f"extension '{ext.name}' filter_tools may only drop or replace offered tools")
+            offered = gated
+        provided = run.provided.setdefault(turn.scope.namespace, {})
+        for t in offered:
+            if self.catalog.by_name.get(t.name) not in (None, t):
+                provided[t.name] = t
+        return offered
 
     async def _provided(self, run: AgentRun, turn: Turn) -> list[Tool]:
         """This iteration's extension-provided tools (a name the agent already has is not offered twice)."""

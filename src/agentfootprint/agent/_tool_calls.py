@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, cast
 
 from agentfootprint.agent._run import AgentRun, ToolHookError
@@ -20,7 +21,7 @@ from agentfootprint.events import EventSink
 from agentfootprint.events import types as ev
 from agentfootprint.flow import Scope, pause, resume_answer
 from agentfootprint.flow._frozen import thaw
-from agentfootprint.tools import Tool, ToolContext, ToolOutcome, execute_tool
+from agentfootprint.tools import RunStoppingError, Tool, ToolContext, ToolOutcome, execute_tool
 
 ERR_TOOL_HOOK = "ERR_TOOL_HOOK"
 TWIN_THRESHOLD = 0.8
@@ -117,14 +118,12 @@ class ToolCalls:
             lambda: {"tool_call_id": call_id, "name": name, "args": thaw(call.get("args", {}))},
             iteration,
         )
-        if name == READ_SKILL and READ_SKILL in self.catalog.by_name:
-            result = self._read_skill(args, batch.activated)
-            if not result.is_error:
-                emit(run, scope, ev.SKILL_ACTIVATED, {"skill_id": args.get("id")}, iteration)
-            return result
         tool = self._tool(run, scope, name)
         request = ToolCallRequest(tool_call_id=call_id, name=name, args=args, tool=tool if name in offered else None)
-        innermost = self._executor(run, iteration, available=sorted(offered), args_error=call.get("args_error"))
+        if name == READ_SKILL and READ_SKILL in self.catalog.by_name:
+            innermost = self._skill_reader(run, scope, iteration, batch.activated)
+        else:
+            innermost = self._executor(run, iteration, available=sorted(offered), args_error=call.get("args_error"))
         outcome = await self._through_chain(run, scope, turn, request, innermost)
         if outcome.halted:
             emit(run, scope, ev.PERMISSION_HALT, {"tool": name, "tool_call_id": call_id}, iteration)
@@ -165,7 +164,7 @@ class ToolCalls:
         question = (
             str((outcome.args or {}).get("question", ""))
             if outcome.paused
-            else f"Allow tool '{name}' to run with the arguments shown?"
+            else outcome.question or f"Allow tool '{name}' to run with the arguments shown?"
         )
         data = {
             "kind": kind,
@@ -184,8 +183,8 @@ class ToolCalls:
         pause(data)
 
     def _tool(self, run: AgentRun, scope: Scope, name: str) -> Tool | None:
-        """The agent's own tool by this name, else one an extension provided this iteration."""
-        return self.catalog.by_name.get(name) or run.provided.get(scope.namespace, {}).get(name)
+        """The tool an extension provided (or replaced) this iteration under this name, else the agent's own."""
+        return run.provided.get(scope.namespace, {}).get(name) or self.catalog.by_name.get(name)
 
     def _executor(self, run: AgentRun, iteration: int, **options: Any) -> CallTool:
         """The innermost link of the tool chain: validate, permit, gate and run the tool (never raises for it)."""
@@ -200,6 +199,7 @@ class ToolCalls:
                 cancelled=run.cancelled,
                 request=run.request,
                 parent_run=run.link,
+                services=MappingProxyType(run.tool_services),
             )
             return await execute_tool(
                 request.tool,
@@ -208,10 +208,22 @@ class ToolCalls:
                 ctx,
                 permission=self.config.permission,
                 max_result_chars=self.config.max_result_chars,
+                passthrough=(RunStoppingError,),
                 **options,
             )
 
         return execute
+
+    def _skill_reader(self, run: AgentRun, scope: Scope, iteration: int, activated: list[str]) -> CallTool:
+        """The innermost link for ``read_skill``: activate the skill (the chain may refuse it first)."""
+
+        async def read(request: ToolCallRequest) -> ToolOutcome:
+            result = self._read_skill(request.args, activated)
+            if not result.is_error:
+                emit(run, scope, ev.SKILL_ACTIVATED, {"skill_id": request.args.get("id")}, iteration)
+            return ToolOutcome(content=result.content, is_error=result.is_error, error_code=result.code)
+
+        return read
 
     def _read_skill(self, args: Any, activated: list[str]) -> _Result:
         skill_ids = self.catalog.skill_ids

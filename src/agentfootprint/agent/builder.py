@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
@@ -22,7 +22,7 @@ from agentfootprint.context import (
     ensure_context_event_types,
 )
 from agentfootprint.flow import RedactionPolicy
-from agentfootprint.tools import PermissionChecker, Tool
+from agentfootprint.tools import PermissionChecker, Tool, ToolProvider
 
 if TYPE_CHECKING:
     from agentfootprint.agent.agent import Agent
@@ -36,6 +36,7 @@ class AgentBuilder:
         self._tools: list[Tool] = []
         self._injections: list[Injection] = []
         self._extensions: list[Extension] = []
+        self._declined: set[str] = set()
 
     def system(self, text: str) -> AgentBuilder:
         """The base system prompt; context injections are appended after it."""
@@ -172,10 +173,129 @@ class AgentBuilder:
             raise AgentBuildError("self_explain() was already called on this builder")
         return self.use(named_extension("self_explain"))
 
+    # -- builder sugar over named extensions (their modules load only when an agent asks for them) ----------------
+    def _named(self, name: str, **options: Any) -> Any:
+        """The extension used under ``name`` on this builder, created (and used) on first ask."""
+        found = next((e for e in self._extensions if e.name == name), None)
+        if found is None:
+            found = named_extension(name, **options)
+            self.use(found)
+        return found
+
+    def _sugar(self, name: str, method: str, *args: Any, **kwargs: Any) -> AgentBuilder:
+        try:
+            getattr(self._named(name), method)(*args, **kwargs)
+        except (TypeError, ValueError) as exc:
+            raise AgentBuildError(str(exc)) from None
+        return self
+
+    def message_middleware(
+        self, fn: Any, *, name: str | None = None, phase: Literal["input", "output"] = "input"
+    ) -> AgentBuilder:
+        """Run ``fn(message, ctx)`` on the user's message before it is committed (``"input"``) or on the answer
+        (``"output"``): rewrite it, ``allow(value, why)``, or ``deny(reason)`` (the run is refused)."""
+        return self._sugar("message_middleware", "add", fn, name=name, phase=phase)
+
+    def tool_middleware(self, fn: Any, *, name: str | None = None) -> AgentBuilder:
+        """Wrap every tool dispatch with ``fn(call, call_next)``, in declaration order (a raising one denies)."""
+        return self._sugar("tool_middleware", "add", fn, name=name)
+
+    def tool_provider(self, provider: ToolProvider) -> AgentBuilder:
+        """Offer ``provider``'s tools on every model call beside the static ones (an MCP server, a gated list)."""
+        return self._sugar("tool_providers", "add", provider)
+
+    def reliability(
+        self,
+        *,
+        pre_check: Iterable[Any] = (),
+        post_decide: Iterable[Any] = (),
+        circuit_breaker: Any = None,
+        providers: Iterable[Any] = (),
+        fallback: Any = None,
+    ) -> AgentBuilder:
+        """Rules around every model call: ``pre_check`` (continue / fail-fast) and ``post_decide`` (ok / retry /
+        retry-other / fallback / fail-fast), with an optional circuit breaker."""
+        if any(e.name == "reliability" for e in self._extensions):
+            raise AgentBuildError("reliability() was already called on this builder")
+        try:
+            self.use(
+                named_extension(
+                    "reliability",
+                    pre_check=list(pre_check),
+                    post_decide=list(post_decide),
+                    circuit_breaker=circuit_breaker,
+                    providers=list(providers),
+                    fallback=fallback,
+                )
+            )
+        except (TypeError, ValueError) as exc:
+            raise AgentBuildError(str(exc)) from None
+        return self
+
+    def credentials(
+        self,
+        provider: Any,
+        *,
+        needs: Mapping[str, Any] | None = None,
+        on_authorization_required: Literal["pause", "tell-model"] = "pause",
+    ) -> AgentBuilder:
+        """Resolve the credential each tool in ``needs`` declares before it runs (``ctx.service("credential")``);
+        consent a person must give pauses the run by default, and its URL reaches only the caller."""
+        return self._configure(
+            "credentials", provider=provider, needs=dict(needs or {}), on_authorization_required=on_authorization_required
+        )
+
+    def artifacts(self, store: Any, *, recordings: bool = False, label: str | None = None) -> AgentBuilder:
+        """An artifact store (``ctx.service("artifacts")`` in tools, ``agent.get_artifact_store()``); with
+        ``recordings=True`` every completed run's recording is filed into it."""
+        return self._configure("artifacts", store=store, recordings=recordings, label=label)
+
+    def integrity(
+        self,
+        *,
+        integrity_posture: Literal["observe", "dev"] = "observe",
+        notice_empty_lookups: bool = False,
+        notice_prior_turn_evidence: bool = False,
+        check_column_types: Literal["off", "warn"] = "off",
+        external_grounds: Iterable[str] | None = None,
+    ) -> AgentBuilder:
+        """Context-integrity checks and the one ``integrity.disposition`` event per run (see docs)."""
+        return self._configure(
+            "integrity",
+            integrity_posture=integrity_posture,
+            notice_empty_lookups=notice_empty_lookups,
+            notice_prior_turn_evidence=notice_prior_turn_evidence,
+            check_column_types=check_column_types,
+            external_grounds=None if external_grounds is None else list(external_grounds),
+        )
+
+    def record_receipt(self, enabled: bool = True) -> AgentBuilder:
+        """Per-call receipts (on by default): ``False`` declines the mint and changes nothing else."""
+        if enabled:
+            self._declined.discard("receipts")
+        else:
+            self._declined.add("receipts")
+            self._extensions = [e for e in self._extensions if e.name != "receipts"]
+        return self
+
+    def skill_visibility(self, checker: Any) -> AgentBuilder:
+        """Per-role skill visibility: ``checker(skill_id, ctx)`` hides every skill it does not allow (a raising
+        checker hides, it never shows)."""
+        return self._configure("skill_visibility", checker=checker)
+
+    def _configure(self, name: str, **options: Any) -> AgentBuilder:
+        if any(e.name == name for e in self._extensions):
+            raise AgentBuildError(f"{name}() was already called on this builder")
+        try:
+            self.use(named_extension(name, **options))
+        except (TypeError, ValueError) as exc:
+            raise AgentBuildError(str(exc)) from None
+        return self
+
     def build(self) -> Agent:
         from agentfootprint.agent.agent import Agent
 
-        used = {e.name for e in self._extensions}
+        used = {e.name for e in self._extensions} | self._declined
         extensions = (*(e for e in default_extensions() if e.name not in used), *self._extensions)
         config = replace(
             self._config, tools=tuple(self._tools), injections=tuple(self._injections), extensions=extensions

@@ -20,6 +20,7 @@ class ExtensionHooks:
     """Per hook, the extensions that override it, in ``.use()`` order (a hook nobody overrides costs nothing)."""
 
     provide_tools: tuple[Extension, ...] = ()
+    filter_tools: tuple[Extension, ...] = ()
     before_run: tuple[Extension, ...] = ()
     after_run: tuple[Extension, ...] = ()
     on_error: tuple[Extension, ...] = ()
@@ -94,6 +95,9 @@ class AgentConfig:
         for s in self.skills:
             for t in s.tools:
                 out.setdefault(t.name, "tool")
+        for ext in self.extensions:
+            for name, kind in ext.sources().items():
+                out.setdefault(name, kind)
         return out
 
     def extension(self, name: str) -> Extension | None:
@@ -111,7 +115,9 @@ class AgentConfig:
             self,
             injections=tuple(injections),
             tools=tuple(t for t in self.tools if t.name not in ids),
-            ablated=self.ablated | {t.name for t in self.extension_tools() if t.name in ids},
+            ablated=self.ablated
+            | {t.name for t in self.extension_tools() if t.name in ids}
+            | {name for e in self.extensions for name in e.sources() if name in ids},
         )
 
 

@@ -180,6 +180,10 @@ class RunContext:
             self._turn.usage_total = cast("UsageTotal", usage.model_dump())
         return response
 
+    def offer_to_tools(self, name: str, service: Any) -> None:
+        """Hand tools a service for this leg of the run: a tool reads it as ``ctx.service(name)``."""
+        self._run.tool_services[name] = service
+
     def emit(self, event_type: str, payload: Mapping[str, Any] | None = None) -> None:
         """Emit an event (register custom types on ``agent.events`` first); redacted like the run's own."""
         self._run.emit(event_type, dict(payload or {}), iteration=self.iteration or None)
@@ -206,6 +210,15 @@ class Extension:
     async def provide_tools(self, ctx: RunContext) -> Sequence[Tool]:
         """Tools offered on this iteration's model call (``ctx.iteration``); a tool provider's seam."""
         return ()
+
+    async def filter_tools(self, ctx: RunContext, tools: Sequence[Tool]) -> Sequence[Tool]:
+        """Gate this iteration's whole offer: drop tools, or replace one by a tool of the same name (which is then
+        the one dispatched). A raising hook fails the stage: a broken gate never lets tools through."""
+        return tools
+
+    def sources(self) -> Mapping[str, str]:
+        """Ablatable ids this extension has offered so far (name → kind), for ``agent.without`` and explain."""
+        return {}
 
     # -- around the run ---------------------------------------------------------------------------------
     async def before_run(self, ctx: RunContext) -> None:
@@ -249,6 +262,7 @@ class Extension:
 
 HOOKS: tuple[str, ...] = (
     "provide_tools",
+    "filter_tools",
     "before_run",
     "after_run",
     "on_error",

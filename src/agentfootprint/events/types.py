@@ -8,6 +8,8 @@ __all__ = [
     "AGENT_ROUTE_DECIDED",
     "AGENT_TURN_END",
     "AGENT_TURN_START",
+    "ARTIFACTS_MINTED",
+    "ARTIFACTS_REFUSED",
     "CHECKIN_DECISION",
     "CHECKIN_REQUEST",
     "COMPOSITION_BRANCH_COMPLETE",
@@ -23,23 +25,42 @@ __all__ = [
     "CONTEXT_SLOT_COMPOSED",
     "COST_BUDGET_WARNING",
     "COST_USAGE",
+    "CREDENTIAL_ACQUIRED",
+    "CREDENTIAL_AUTHORIZATION_REQUIRED",
+    "CREDENTIAL_FAILED",
+    "CREDENTIAL_REQUESTED",
     "ERROR_PROVIDER",
     "ERROR_RUN",
     "ERROR_TOOL",
     "EVENT_PREFIX",
+    "INTEGRITY_CONTEXT_ERROR",
+    "INTEGRITY_DISPOSITION",
     "KNOWN_DOMAINS",
     "KNOWN_EVENT_TYPES",
+    "MCP_TOOLS_LISTED",
     "MEMORY_WRITTEN",
+    "MIDDLEWARE_DECISION",
     "PAUSE_REQUESTED",
     "PAUSE_RESUMED",
     "PERMISSION_CHECK",
     "PERMISSION_HALT",
+    "RELIABILITY_CIRCUIT_CLOSED",
+    "RELIABILITY_CIRCUIT_OPENED",
+    "RELIABILITY_CIRCUIT_REJECTED",
+    "RELIABILITY_FAIL_FAST",
+    "RELIABILITY_RECOVERED",
+    "RELIABILITY_RETRIED",
     "SKILL_ACTIVATED",
     "STREAM_LLM_END",
     "STREAM_LLM_START",
     "STREAM_TOKEN",
     "STREAM_TOOL_END",
     "STREAM_TOOL_START",
+    "TOOLS_OFFERED",
+    "TOOLS_SESSION_CLOSED",
+    "TOOLS_SESSION_CLOSE_FAILED",
+    "TOOLS_SESSION_REUSED",
+    "TOOLS_SESSION_STARTED",
     "VALIDATION_ARGS_INVALID",
     "domain_of",
     "full_event_type",
@@ -83,6 +104,27 @@ CHECKIN_DECISION = "agentfootprint.checkin.decision"
 SKILL_ACTIVATED = "agentfootprint.skill.activated"
 COMPOSITION_ENTER = "agentfootprint.composition.enter"
 COMPOSITION_EXIT = "agentfootprint.composition.exit"
+MIDDLEWARE_DECISION = "agentfootprint.middleware.decision"
+TOOLS_OFFERED = "agentfootprint.tools.offered"
+TOOLS_SESSION_STARTED = "agentfootprint.tools.session_started"
+TOOLS_SESSION_REUSED = "agentfootprint.tools.session_reused"
+TOOLS_SESSION_CLOSED = "agentfootprint.tools.session_closed"
+TOOLS_SESSION_CLOSE_FAILED = "agentfootprint.tools.session_close_failed"
+RELIABILITY_RETRIED = "agentfootprint.reliability.retried"
+RELIABILITY_RECOVERED = "agentfootprint.reliability.recovered"
+RELIABILITY_FAIL_FAST = "agentfootprint.reliability.fail_fast"
+RELIABILITY_CIRCUIT_OPENED = "agentfootprint.reliability.circuit_opened"
+RELIABILITY_CIRCUIT_CLOSED = "agentfootprint.reliability.circuit_closed"
+RELIABILITY_CIRCUIT_REJECTED = "agentfootprint.reliability.circuit_rejected"
+CREDENTIAL_REQUESTED = "agentfootprint.credential.requested"
+CREDENTIAL_ACQUIRED = "agentfootprint.credential.acquired"
+CREDENTIAL_AUTHORIZATION_REQUIRED = "agentfootprint.credential.authorization_required"
+CREDENTIAL_FAILED = "agentfootprint.credential.failed"
+ARTIFACTS_MINTED = "agentfootprint.artifacts.minted"
+ARTIFACTS_REFUSED = "agentfootprint.artifacts.refused"
+INTEGRITY_CONTEXT_ERROR = "agentfootprint.integrity.context_error"
+INTEGRITY_DISPOSITION = "agentfootprint.integrity.disposition"
+MCP_TOOLS_LISTED = "agentfootprint.mcp.tools_listed"
 
 KNOWN_EVENT_TYPES: frozenset[str] = frozenset(
     {
@@ -121,6 +163,27 @@ KNOWN_EVENT_TYPES: frozenset[str] = frozenset(
         COMPOSITION_BRANCH_COMPLETE,
         COMPOSITION_ROUTE_DECIDED,
         COMPOSITION_ITERATION_START,
+        MIDDLEWARE_DECISION,
+        TOOLS_OFFERED,
+        TOOLS_SESSION_STARTED,
+        TOOLS_SESSION_REUSED,
+        TOOLS_SESSION_CLOSED,
+        TOOLS_SESSION_CLOSE_FAILED,
+        RELIABILITY_RETRIED,
+        RELIABILITY_RECOVERED,
+        RELIABILITY_FAIL_FAST,
+        RELIABILITY_CIRCUIT_OPENED,
+        RELIABILITY_CIRCUIT_CLOSED,
+        RELIABILITY_CIRCUIT_REJECTED,
+        CREDENTIAL_REQUESTED,
+        CREDENTIAL_ACQUIRED,
+        CREDENTIAL_AUTHORIZATION_REQUIRED,
+        CREDENTIAL_FAILED,
+        ARTIFACTS_MINTED,
+        ARTIFACTS_REFUSED,
+        INTEGRITY_CONTEXT_ERROR,
+        INTEGRITY_DISPOSITION,
+        MCP_TOOLS_LISTED,
     }
 )
 

@@ -12,6 +12,7 @@ from agentfootprint.tools.errors import (
     DuplicateToolError,
     InvalidToolDefinitionError,
     PauseOutsideAgentError,
+    RunStoppingError,
     ToolArgumentsError,
     ToolError,
 )
@@ -23,6 +24,15 @@ from agentfootprint.tools.execute import (
     serialise_result,
 )
 from agentfootprint.tools.lint import LintFinding, lint_tools
+from agentfootprint.tools.provider import (
+    ProviderContext,
+    ToolPredicate,
+    ToolProvider,
+    gated_tools,
+    list_provider_tools,
+    skill_scoped_tools,
+    static_tools,
+)
 from agentfootprint.tools.registry import ToolRegistry
 from agentfootprint.tools.tool import (
     TOOL_NAME_PATTERN,
@@ -65,21 +75,29 @@ __all__ = [
     "PauseOutsideAgentError",
     "PermissionChecker",
     "PermissionDecision",
+    "ProviderContext",
+    "RunStoppingError",
     "Tool",
     "ToolArgumentsError",
     "ToolContext",
     "ToolError",
     "ToolExecute",
     "ToolOutcome",
+    "ToolPredicate",
+    "ToolProvider",
     "ToolRegistry",
     "ask_human",
     "define_tool",
     "describe_schema",
     "execute_tool",
     "format_issues",
+    "gated_tools",
     "json_type_name",
     "lint_tools",
+    "list_provider_tools",
     "serialise_result",
+    "skill_scoped_tools",
+    "static_tools",
     "tool",
     "validate_json",
     "validate_tool_args",

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from agentfootprint.identity import Identity
@@ -26,8 +28,24 @@ class ToolContext:
     parent_run: str | None = None
     """The live link of the composition run a member serves: ``helper.run(msg, parent_run=ctx.parent_run)`` runs a
     helper for that same run (its id, caller and request). None outside a composition."""
+    services: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    """What the run's extensions hand to tools (``credentials``, ``artifacts``, ``on_teardown``...), by name."""
 
     @property
     def is_cancelled(self) -> bool:
         """True once the run asked its tools to stop."""
         return self.cancelled is not None and self.cancelled.is_set()
+
+    def service(self, name: str, default: Any = None) -> Any:
+        """The service an extension offered tools under ``name`` (``default`` when none did)."""
+        return self.services.get(name, default)
+
+    def on_teardown(self, cleanup: Any, *, key: str | None = None, scope: str = "run") -> str:
+        """Close ``cleanup`` when the run really ends (``scope="run"``: completed or failed, never on a pause) or
+        right after this call (``"call"``); a second registration under ``key`` reuses the first.
+        Returns ``"started"`` or ``"reused"``."""
+        tier = self.services.get("tool_sessions")
+        if tier is None:
+            raise RuntimeError("on_teardown() needs a running agent (no tool sessions are offered here)")
+        outcome: str = tier.register(self, cleanup, key=key, scope=scope)
+        return outcome

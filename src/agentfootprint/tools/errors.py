@@ -20,6 +20,7 @@ __all__ = [
     "DuplicateToolError",
     "InvalidToolDefinitionError",
     "PauseOutsideAgentError",
+    "RunStoppingError",
     "ToolArgumentsError",
     "ToolError",
 ]
@@ -69,3 +70,10 @@ class PauseOutsideAgentError(ToolError, RuntimeError):
     """A pausing tool (such as ``ask_human``) was executed directly instead of by an agent loop."""
 
     code = "ERR_PAUSE_OUTSIDE_AGENT"
+
+
+class RunStoppingError(ToolError, RuntimeError):
+    """Raised from a tool (or around it) when the run cannot go on: it fails the run instead of becoming an
+    error result (a tool server that died, say). The run's record is kept, as for any crash."""
+
+    code = "ERR_RUN_STOPPING"

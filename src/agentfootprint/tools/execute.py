@@ -73,6 +73,8 @@ class ToolOutcome(BaseModel):
     """The tool declares ``pauses`` (e.g. ``ask_human``): it was not run; the loop must pause."""
     needs_check_in: bool = False
     """The tool wants human consent first: it was not run; the loop must pause and ask."""
+    question: str | None = None
+    """The question a consent pause asks (None: the default "Allow tool ... to run?")."""
     issues: list[ArgIssue] = Field(default_factory=list)
     args: dict[str, Any] | None = Field(default=None, repr=False)
     """The validated arguments (for pause data); real values, never recorded unredacted."""

@@ -1,0 +1,73 @@
+"""Per-call receipts (on by default): every model call mints a receipt under ``model_receipts``.
+
+A receipt is what a later reader needs to prove which request produced which reply: the iteration, model, the
+SHA-256 of the request (system prompt, messages, tools, seed) and of the response, and the tools offered.
+``AgentBuilder.record_receipt(False)`` declines the mint; nothing else about the run changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from agentfootprint.agent import CallModel, Extension, RunContext
+from agentfootprint.providers import LLMRequest, LLMResponse
+
+__all__ = ["RECEIPTS_KEY", "Receipts", "digest"]
+
+RECEIPTS_KEY = "model_receipts"
+
+
+def digest(value: Any) -> str:
+    """SHA-256 of ``value``'s canonical JSON (sorted keys, no spaces)."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _model_digest(model: Any, **dump: Any) -> str | None:
+    """The digest of a pydantic model's JSON form; None when it nests too deeply to serialise."""
+    try:
+        return digest(model.model_dump(mode="json", **dump))
+    except (ValueError, RecursionError):
+        return None
+
+
+class Receipts(Extension):
+    """Mints one receipt per model call; message digests chain, so each call hashes only what is new."""
+
+    name = "receipts"
+
+    def _messages_digest(self, ctx: RunContext, request: LLMRequest) -> str:
+        chain: list[tuple[int, str]] = ctx.state.setdefault("chain", [])
+        running = hashlib.sha256(b"messages").hexdigest()
+        for i, message in enumerate(request.messages):
+            if i < len(chain) and chain[i][0] == id(message):
+                running = chain[i][1]
+                continue
+            del chain[i:]
+            running = hashlib.sha256((running + str(_model_digest(message))).encode()).hexdigest()
+            chain.append((id(message), running))
+        return running
+
+    async def wrap_model_call(self, ctx: RunContext, request: LLMRequest, call_next: CallModel) -> LLMResponse:
+        response = await call_next(request)
+        if ctx.turn is None:
+            return response
+        head = {
+            "system_prompt": request.system_prompt,
+            "tools": [_model_digest(t) for t in request.tools],
+            "model": request.model,
+            "seed": request.seed,
+            "messages": self._messages_digest(ctx, request),
+        }
+        receipt = {
+            "iteration": ctx.iteration,
+            "model": request.model,
+            "request_digest": digest(head),
+            "response_digest": _model_digest(response, exclude={"attempts"}),
+            "message_count": len(request.messages),
+            "tools": [t.name for t in request.tools],
+        }
+        ctx.record(RECEIPTS_KEY, [*ctx.recorded(RECEIPTS_KEY, ()), receipt])
+        return response
