@@ -63,6 +63,14 @@ class RunEvents:
     def is_known(self, event_type: str) -> bool:
         return self._sink.is_known(event_type)
 
+    def listen(self, type_or_glob: str, fn: Callable[[AgentEvent], Any]) -> Callable[[], None]:
+        """Subscribe ``fn`` on the sink (events arrive redacted); returns unsubscribe (a no-op for a bare sink)."""
+        on = getattr(self._sink, "on", None)
+        if on is None:
+            return lambda: None
+        off: Callable[[], None] = on(type_or_glob, fn)
+        return off
+
     def register_type(self, event_type: str) -> str:
         return self._sink.register_type(event_type)
 

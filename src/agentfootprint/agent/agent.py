@@ -29,7 +29,7 @@ from agentfootprint.agent.errors import (
     UnknownSourceError,
     as_run_checkpoint_error,
 )
-from agentfootprint.agent.extension import Extension, RunOutcome
+from agentfootprint.agent.extension import Extension, InputRefusedError, RunOutcome
 from agentfootprint.agent.member_run import resolve_parent_run
 from agentfootprint.agent.models import AgentPauseCheckpoint, ConversationCheckpoint, RunResult, StoppedEarly
 from agentfootprint.agent.run_input import normalize_run_input
@@ -373,6 +373,8 @@ class Agent:
                 if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt | SystemExit):
                     raise
                 await _tell_error(run, exc)
+                if isinstance(exc, InputRefusedError):  # a refused input is no conversation
+                    self._last_conversation = None
                 raise self._crashed(run, exc) from exc
             return await self._finish(run, flow)
         finally:
@@ -697,6 +699,11 @@ class Agent:
         """``method`` of the extension used under ``extension`` when it answers that door, else None."""
         fn = getattr(self.config.extension(extension), method, None)
         return fn if callable(fn) else None
+
+    def get_artifact_store(self) -> Any:
+        """The artifact store this agent was built with (``.artifacts(store)``), or None."""
+        door = self._door("artifacts", "get_store")
+        return door() if door is not None else None
 
     def unsupported_values(self) -> UnsupportedValues | None:
         """The last answer's names/numbers found in no evidence (None when all were grounded or no gate ran)."""

@@ -182,9 +182,9 @@ class AgentBuilder:
             self.use(found)
         return found
 
-    def _sugar(self, name: str, method: str, *args: Any, **kwargs: Any) -> AgentBuilder:
+    def _sugar(self, extension: str, method: str, /, *args: Any, **kwargs: Any) -> AgentBuilder:
         try:
-            getattr(self._named(name), method)(*args, **kwargs)
+            getattr(self._named(extension), method)(*args, **kwargs)
         except (TypeError, ValueError) as exc:
             raise AgentBuildError(str(exc)) from None
         return self
@@ -242,7 +242,10 @@ class AgentBuilder:
         """Resolve the credential each tool in ``needs`` declares before it runs (``ctx.service("credential")``);
         consent a person must give pauses the run by default, and its URL reaches only the caller."""
         return self._configure(
-            "credentials", provider=provider, needs=dict(needs or {}), on_authorization_required=on_authorization_required
+            "credentials",
+            provider=provider,
+            needs=dict(needs or {}),
+            on_authorization_required=on_authorization_required,
         )
 
     def artifacts(self, store: Any, *, recordings: bool = False, label: str | None = None) -> AgentBuilder:

@@ -135,7 +135,11 @@ class RunContext:
     @property
     def iteration(self) -> int:
         """The model-call iteration this hook runs in (0 before the first model call)."""
-        return self._turn.iteration if self._turn is not None else self._run.last_completed_iteration
+        if self._turn is not None:
+            value = self._turn.scope.get("iteration", None)  # unset in the seed stage: before the first call
+            if isinstance(value, int):
+                return value
+        return self._run.last_completed_iteration
 
     # -- state ------------------------------------------------------------------------------------------
     @property
@@ -179,6 +183,10 @@ class RunContext:
             usage = Usage(**total) + response.usage
             self._turn.usage_total = cast("UsageTotal", usage.model_dump())
         return response
+
+    def listen(self, type_or_glob: str, fn: Callable[[Any], Any]) -> Callable[[], None]:
+        """Listen to the run's events (redacted) from now on; call the returned function to stop."""
+        return self._run.events.listen(type_or_glob, fn)
 
     def offer_to_tools(self, name: str, service: Any) -> None:
         """Hand tools a service for this leg of the run: a tool reads it as ``ctx.service(name)``."""

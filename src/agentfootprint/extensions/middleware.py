@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from agentfootprint.agent import CallTool, Extension, InputRefusedError, RunContext, ToolCallRequest
-from agentfootprint.errors import AgentFootprintError
 from agentfootprint.events import types as ev
 from agentfootprint.extensions._ledger import file_row
 from agentfootprint.tools import ToolOutcome
@@ -69,7 +68,7 @@ def deny(reason: str) -> Deny:
     return Deny(reason=reason)
 
 
-MessageMiddleware = Callable[[str, RunContext], "str | Allow | Deny | None | Awaitable[str | Allow | Deny | None]"]
+MessageMiddleware = Callable[[str, RunContext], "str | Allow | Deny | Awaitable[str | Allow | Deny | None] | None"]
 """``fn(message, ctx)`` → the message (changed or not), ``allow(...)``, ``deny(reason)`` or None (unchanged)."""
 ToolMiddleware = Callable[[ToolCallRequest, CallTool], "ToolOutcome | Deny | Awaitable[ToolOutcome | Deny]"]
 """``fn(call, call_next)`` → ``await call_next(call)`` (or ``call.with_args(...)``), an answer of its own, or

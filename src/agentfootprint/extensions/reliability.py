@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentfootprint.agent import CallModel, Extension, RunContext
@@ -369,5 +369,5 @@ class Reliability(Extension):
         if scope.provider_idx == 0:
             return await call_next(request)
         failover = self.failovers[scope.provider_idx - 1]
-        req = replace(request) if failover.model is None else request.model_copy(update={"model": failover.model})
+        req = request if failover.model is None else request.model_copy(update={"model": failover.model})
         return await failover.provider.complete(req)

@@ -51,11 +51,18 @@ class SessionTier:
             raise ValueError("on_teardown scope must be 'call' or 'run'")
         ident = (call.tool_name, scope, key or "")
         held = self._open.get(ident)
-        payload = {"tool": call.tool_name, "scope": scope, "key_hash": _hash(key or ""), "tool_call_id": call.tool_call_id}
+        payload = {
+            "tool": call.tool_name,
+            "scope": scope,
+            "key_hash": _hash(key or ""),
+            "tool_call_id": call.tool_call_id,
+        }
         if held is not None:
             self._ctx.emit(ev.TOOLS_SESSION_REUSED, payload)
             return "reused"
-        self._open[ident] = _Open(call.tool_name, payload["key_hash"], scope, self._ctx.run_id, call.tool_call_id, cleanup)
+        self._open[ident] = _Open(
+            call.tool_name, payload["key_hash"], scope, self._ctx.run_id, call.tool_call_id, cleanup
+        )
         self._ctx.emit(ev.TOOLS_SESSION_STARTED, payload)
         return "started"
 

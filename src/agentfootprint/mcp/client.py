@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import builtins
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -119,12 +120,12 @@ class MCPToolProvider:
         self._listed = (ctx.run_id, tools)
         return tools
 
-    async def list_tools(self) -> list[Tool]:
+    async def list_tools(self) -> builtins.list[Tool]:
         """Ask the server for its tools now (all pages)."""
         client = await self._connect()
         self._dirty = False
         self.list_calls += 1
-        listed: list[Any] = []
+        listed: builtins.list[Any] = []
         cursor: str | None = None
         for _ in range(100):
             try:

@@ -45,7 +45,8 @@ class ToolProvider(Protocol):
     A provider that holds a connection may also define ``async aclose()``: the agent calls it when a run ends
     (completed or failed, never on a pause)."""
 
-    id: str
+    @property
+    def id(self) -> str: ...
 
     def list(self, ctx: ProviderContext) -> Sequence[Tool] | Any: ...
 

@@ -1,0 +1,241 @@
+"""Context integrity: deterministic checks where a run can contradict itself, and proof that they ran.
+
+``AgentBuilder.integrity(integrity_posture=, notice_empty_lookups=, notice_prior_turn_evidence=,
+check_column_types=, external_grounds=)``. Checks never block: a defect is an ``integrity.context_error`` event and
+a row under ``integrity_findings``. Every leg of a run (``run`` and ``resume``) files ONE
+``agentfootprint.integrity.disposition`` event (when listened to; it never throws) with one row per check:
+``checked``, ``findings``, ``not_applicable``. A check whose option is off files a ``not-armed`` row rather than
+nothing. ``integrity_posture="dev"`` adds a run-start canary (each armed check must catch its own synthetic defect)
+and fails a finished run whose armed checks demonstrably never ran with ``CheckerDeadError``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from agentfootprint.agent import CallModel, CallTool, Extension, RunContext, RunOutcome, ToolCallRequest
+from agentfootprint.errors import AgentFootprintError
+from agentfootprint.events import types as ev
+from agentfootprint.extensions._ledger import file_row
+from agentfootprint.providers import LLMRequest, LLMResponse
+from agentfootprint.tools import ToolOutcome
+
+__all__ = ["FINDINGS_KEY", "CheckerDeadError", "Integrity", "column_type_conflicts", "is_empty_lookup", "numbers_in"]
+
+FINDINGS_KEY = "integrity_findings"
+_EMPTY = {"", "[]", "{}", "null", '""', "none"}
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
+
+
+class CheckerDeadError(AgentFootprintError, RuntimeError):
+    """Dev posture: an armed integrity check missed its canary, or never ran on a run that had work for it."""
+
+    code = "ERR_CHECKER_DEAD"
+
+    def __init__(self, check: str, why: str) -> None:
+        super().__init__(f"integrity check '{check}' is dead: {why}")
+        self.check = check
+
+
+def is_empty_lookup(content: str) -> bool:
+    """A result that says nothing: empty, ``[]``, ``{}``, ``null``."""
+    return content.strip().lower() in _EMPTY
+
+
+def numbers_in(text: str) -> set[str]:
+    """The numbers written in ``text`` (as written)."""
+    return set(_NUMBER.findall(text or ""))
+
+
+def column_type_conflicts(content: str) -> list[str]:
+    """Columns of a JSON list of objects whose values have more than one JSON type (nulls aside)."""
+    try:
+        rows = json.loads(content)
+    except ValueError:
+        return []
+    if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) for r in rows):
+        return []
+    kinds: dict[str, set[str]] = {}
+    for row in rows:
+        for key, value in row.items():
+            if value is not None:
+                kind = (
+                    "number" if isinstance(value, int | float) and not isinstance(value, bool) else type(value).__name__
+                )
+                kinds.setdefault(str(key), set()).add(kind)
+    return sorted(k for k, v in kinds.items() if len(v) > 1)
+
+
+@dataclass
+class _Row:
+    check: str
+    seam: str
+    armed: bool
+    checked: int = 0
+    findings: int = 0
+    not_applicable: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "check": self.check,
+            "seam": self.seam,
+            "armed": self.armed,
+            "checked": self.checked,
+            "findings": self.findings,
+            "not_applicable": self.not_applicable,
+            "disposition": "not-armed" if not self.armed else ("ran" if self.checked else "idle"),
+        }
+
+
+class Integrity(Extension):
+    """The integrity checks and their per-run disposition ledger."""
+
+    name = "integrity"
+
+    def __init__(
+        self,
+        *,
+        integrity_posture: Literal["observe", "dev"] = "observe",
+        notice_empty_lookups: bool = False,
+        notice_prior_turn_evidence: bool = False,
+        check_column_types: Literal["off", "warn"] = "off",
+        external_grounds: Iterable[str] | None = None,
+    ) -> None:
+        if integrity_posture not in ("observe", "dev"):
+            raise ValueError("integrity_posture must be 'observe' or 'dev'")
+        if check_column_types not in ("off", "warn"):
+            raise ValueError("check_column_types must be 'off' or 'warn'")
+        self.posture = integrity_posture
+        self.notice_empty = bool(notice_empty_lookups)
+        self.notice_prior = bool(notice_prior_turn_evidence)
+        self.columns = check_column_types == "warn"
+        self.grounds = None if external_grounds is None else [str(g) for g in external_grounds]
+
+    def _rows(self, ctx: RunContext) -> dict[str, _Row]:
+        rows: dict[str, _Row] | None = ctx.state.get("rows")
+        if rows is None:
+            rows = {
+                "offered-tool": _Row("offered-tool", "wire", True),
+                "empty-lookup": _Row("empty-lookup", "write", self.notice_empty),
+                "column-types": _Row("column-types", "write", self.columns),
+                "prior-turn-evidence": _Row("prior-turn-evidence", "claim", self.notice_prior),
+                "external-grounds": _Row("external-grounds", "claim", self.grounds is not None),
+            }
+            ctx.state["rows"] = rows
+        return rows
+
+    def _find(self, ctx: RunContext, check: str, message: str, **facts: Any) -> None:
+        row = self._rows(ctx)[check]
+        row.findings += 1
+        finding = {"kind": check, "seam": row.seam, "iteration": ctx.iteration, "message": message[:300], **facts}
+        file_row(ctx, FINDINGS_KEY, finding, ev.INTEGRITY_CONTEXT_ERROR)
+
+    # -- run boundaries -------------------------------------------------------------------------------------------
+    async def before_run(self, ctx: RunContext) -> None:
+        self._rows(ctx)
+        if self.posture == "dev":
+            self._canary()
+
+    def _canary(self) -> None:
+        if self.notice_empty and not is_empty_lookup("[]"):
+            raise CheckerDeadError("empty-lookup", "missed its canary")
+        if self.columns and column_type_conflicts('[{"a": 1}, {"a": "x"}]') != ["a"]:
+            raise CheckerDeadError("column-types", "missed its canary")
+        if (self.notice_prior or self.grounds is not None) and numbers_in("costs 42 now") != {"42"}:
+            raise CheckerDeadError("prior-turn-evidence", "missed its canary")
+
+    async def after_run(self, ctx: RunContext, outcome: RunOutcome) -> None:
+        self._file(ctx, outcome.status)
+        if self.posture == "dev" and outcome.status == "completed" and ctx.recorded("llm_call") is not None:
+            for row in self._rows(ctx).values():
+                if row.armed and row.seam == "wire" and row.checked == 0:
+                    raise CheckerDeadError(row.check, "a model call happened and the check saw none")
+
+    async def on_error(self, ctx: RunContext, error: BaseException) -> None:
+        self._file(ctx, "failed")
+
+    def _file(self, ctx: RunContext, status: str) -> None:
+        try:  # accounting never changes a run's outcome
+            rows = [r.as_dict() for r in self._rows(ctx).values()]
+            ctx.state["disposition"] = rows
+            ctx.emit(ev.INTEGRITY_DISPOSITION, {"status": status, "posture": self.posture, "rows": rows})
+        except Exception:
+            return
+
+    def result(self, ctx: RunContext, outcome: RunOutcome) -> Any:
+        return {"disposition": ctx.state.get("disposition", [])}
+
+    # -- the checks -----------------------------------------------------------------------------------------------
+    async def wrap_model_call(self, ctx: RunContext, request: LLMRequest, call_next: CallModel) -> LLMResponse:
+        response = await call_next(request)
+        offered = {t.name for t in request.tools}
+        row = self._rows(ctx)["offered-tool"]
+        if not response.tool_calls:
+            row.not_applicable += 1
+        for call in response.tool_calls:
+            row.checked += 1
+            if call.name not in offered:
+                self._find(ctx, "offered-tool", "the model called a tool it was not offered", tool=call.name[:64])
+        return response
+
+    async def wrap_tool_call(self, ctx: RunContext, call: ToolCallRequest, call_next: CallTool) -> ToolOutcome:
+        outcome = await call_next(call)
+        rows = self._rows(ctx)
+        if outcome.is_error or outcome.paused or outcome.needs_check_in:
+            return outcome
+        if self.notice_empty:
+            rows["empty-lookup"].checked += 1
+            if is_empty_lookup(outcome.content):
+                self._find(ctx, "empty-lookup", "a lookup returned nothing", tool=call.name)
+                notice = f"\n[notice: '{call.name}' returned nothing for these arguments; that is all it shows.]"
+                outcome = outcome.model_copy(update={"content": outcome.content + notice})
+        if self.columns:
+            conflicts = column_type_conflicts(outcome.content)
+            if conflicts:
+                rows["column-types"].checked += 1
+                self._find(
+                    ctx,
+                    "column-types",
+                    "a column holds values of different types",
+                    tool=call.name,
+                    columns=conflicts[:20],
+                )
+            elif outcome.content.lstrip().startswith("["):
+                rows["column-types"].checked += 1
+            else:
+                rows["column-types"].not_applicable += 1
+        return outcome
+
+    async def on_answer(self, ctx: RunContext, answer: str) -> str:
+        turn = ctx.turn
+        if turn is None or not (self.notice_prior or self.grounds is not None):
+            return answer
+        history = list(turn.history)
+        start = max((i for i, m in enumerate(history) if m.get("role") == "user"), default=0)
+        prior = " ".join(str(m.get("content") or "") for m in history[:start] if m.get("role") == "tool")
+        current = " ".join(str(m.get("content") or "") for m in history[start:] if m.get("role") == "tool")
+        said = numbers_in(answer) - numbers_in(str(history[start].get("content") or "") if history else "")
+        rows = self._rows(ctx)
+        if self.notice_prior:
+            rows["prior-turn-evidence"].checked += 1
+            stale = sorted(n for n in said if n in numbers_in(prior) and n not in numbers_in(current))
+            if stale:
+                self._find(
+                    ctx, "prior-turn-evidence", "the answer uses values found only in earlier turns", values=len(stale)
+                )
+        if self.grounds is not None:
+            rows["external-grounds"].checked += 1
+            grounded = numbers_in(current) | numbers_in(" ".join(self.grounds)) | numbers_in(prior)
+            loose = sorted(n for n in said if n not in grounded)
+            if loose:
+                self._find(
+                    ctx,
+                    "external-grounds",
+                    "the answer states numbers no tool result or ground holds",
+                    values=len(loose),
+                )
+        return answer
