@@ -28,7 +28,7 @@ __all__ = ["FINDINGS_KEY", "CheckerDeadError", "Integrity", "column_type_conflic
 
 FINDINGS_KEY = "integrity_findings"
 _EMPTY = {"", "[]", "{}", "null", '""', "none"}
-_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?!\w)(?!\.\d)")
 
 
 class CheckerDeadError(AgentFootprintError, RuntimeError):
@@ -152,7 +152,7 @@ class Integrity(Extension):
         self._file(ctx, outcome.status)
         if self.posture == "dev" and outcome.status == "completed" and ctx.recorded("llm_call") is not None:
             for row in self._rows(ctx).values():
-                if row.armed and row.seam == "wire" and row.checked == 0:
+                if row.armed and row.seam == "wire" and row.checked + row.not_applicable == 0:
                     raise CheckerDeadError(row.check, "a model call happened and the check saw none")
 
     async def on_error(self, ctx: RunContext, error: BaseException) -> None:
