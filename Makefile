@@ -19,12 +19,18 @@ $(LLM_STAMP): $(STAMP)
 	bash scripts/install-local-llm.sh $(BIN)/python
 	@touch $(LLM_STAMP)
 
+# MCP servers and clients the MCP tests talk to (PyPI + npm), into the git-ignored .mcp-servers/
+MCP_STAMP := .mcp-servers/.installed
+$(MCP_STAMP): scripts/install-mcp-servers.sh
+	bash scripts/install-mcp-servers.sh
+	@touch $(MCP_STAMP)
+
 venv: $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/python -m agentfootprint demo
 
-test: $(STAMP) $(LLM_STAMP)
+test: $(STAMP) $(LLM_STAMP) $(MCP_STAMP)
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)

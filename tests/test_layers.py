@@ -27,6 +27,7 @@ LEVEL = {
     "agent": 4,
     "explain": 5,
     "compose": 5,
+    "extensions": 5,
     "honesty": 6,
     "scale": 6,
     "mcp": 6,

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from agentfootprint import Agent, ToolContext, define_skill, define_tool
-from agentfootprint.agent import AgentBuildError
+from agentfootprint.agent import AgentBuildError, CallModel, Extension, RunContext
 from agentfootprint.extensions.credentials import (
     AuthorizationRequired,
     CredentialConsentRequiredError,
@@ -19,7 +19,6 @@ from agentfootprint.extensions.credentials import (
     static_tokens,
 )
 from agentfootprint.extensions.integrity import CheckerDeadError, column_type_conflicts
-from agentfootprint.agent import CallModel, Extension, RunContext
 from agentfootprint.providers import LLMRequest, LLMResponse, mock
 
 URL = "https://idp.example/authorize?state=SECRET-STATE-123"
@@ -45,7 +44,12 @@ def create_issue() -> Any:
         HEADERS.append(ctx.service("credential").to_headers())
         return "issue #7 filed"
 
-    return define_tool(name="create_issue", description="File an issue.", input_schema={"type": "object", "properties": {}}, execute=execute)
+    return define_tool(
+        name="create_issue",
+        description="File an issue.",
+        input_schema={"type": "object", "properties": {}},
+        execute=execute,
+    )
 
 
 def calls_issue() -> list[Any]:
@@ -144,7 +148,9 @@ async def test_R004_119_per_role_skill_visibility_hides_what_the_checker_does_no
             raise PermissionError("role service down")
         return "allow"
 
-    agent = Agent.create(provider=mock(respond=respond)).skill(SKILLS[0]).skill(SKILLS[1]).skill_visibility(checker).build()
+    agent = (
+        Agent.create(provider=mock(respond=respond)).skill(SKILLS[0]).skill(SKILLS[1]).skill_visibility(checker).build()
+    )
     await agent.run("help")
     menu = next(t for t in seen[0].tools if t.name == "read_skill")
     assert menu.input_schema["properties"]["id"]["enum"] == ["billing"] and "admin" not in menu.description
@@ -184,9 +190,14 @@ async def test_R004_15_one_disposition_event_per_leg_listener_gated_and_throw_pr
 async def test_R004_131_integrity_options_arm_their_checks() -> None:
     """R004-131: integrity options: integrity_posture ('observe' default; 'dev' throws CheckerDeadError),
     notice_empty_lookups, notice_prior_turn_evidence, check_column_types, external_grounds."""
-    empty = define_tool(name="find", description="Find.", input_schema={"type": "object", "properties": {}}, execute=lambda a: [])
+    empty = define_tool(
+        name="find", description="Find.", input_schema={"type": "object", "properties": {}}, execute=lambda a: []
+    )
     rows_tool = define_tool(
-        name="rows", description="Rows.", input_schema={"type": "object", "properties": {}}, execute=lambda a: [{"n": 1}, {"n": "two"}]
+        name="rows",
+        description="Rows.",
+        input_schema={"type": "object", "properties": {}},
+        execute=lambda a: [{"n": 1}, {"n": "two"}],
     )
     seen: list[LLMRequest] = []
 
@@ -231,7 +242,9 @@ async def test_R004_131_integrity_options_arm_their_checks() -> None:
 
 async def test_R004_131_prior_turn_evidence_notices_stale_values() -> None:
     """R004-131 (notice_prior_turn_evidence): an answer using values only an earlier turn's tools produced."""
-    price = define_tool(name="price", description="Price.", input_schema={"type": "object", "properties": {}}, execute=lambda a: "41")
+    price = define_tool(
+        name="price", description="Price.", input_schema={"type": "object", "properties": {}}, execute=lambda a: "41"
+    )
     replies = [{"tool_calls": [{"id": "p", "name": "price", "args": {}}]}, "It costs 41.", "Still 41."]
     agent = Agent.create(provider=mock(replies=replies)).tool(price).integrity(notice_prior_turn_evidence=True).build()
     await agent.run("price?")

@@ -20,7 +20,9 @@ def sandbox_tool() -> Any:
         outcome = ctx.on_teardown(lambda: CLOSED.append(ctx.run_id), key="sandbox")
         return f"sandbox {outcome}"
 
-    return define_tool(name="sandbox", description="Run code.", input_schema={"type": "object", "properties": {}}, execute=execute)
+    return define_tool(
+        name="sandbox", description="Run code.", input_schema={"type": "object", "properties": {}}, execute=execute
+    )
 
 
 def sandbox_calls(n: int, then: list[Any]) -> list[Any]:
@@ -31,7 +33,9 @@ async def test_R004_64_run_scoped_teardown_fires_when_the_run_completes_never_on
     """R004-64: 'run'-scoped tool teardown fires when the run really ended (completed or crashed), never on a
     pause (the resume needs what is open)."""
     CLOSED.clear()
-    replies = sandbox_calls(2, [{"tool_calls": [{"id": "q", "name": "ask_human", "args": {"question": "go on?"}}]}, "done"])
+    replies = sandbox_calls(
+        2, [{"tool_calls": [{"id": "q", "name": "ask_human", "args": {"question": "go on?"}}]}, "done"]
+    )
     agent = Agent.create(provider=mock(replies=replies)).tool(sandbox_tool()).tool(ask_human).build()
     paused = await agent.run("run it")
     assert paused.status == "paused" and CLOSED == []
@@ -62,8 +66,13 @@ async def test_R004_14_session_events_carry_the_real_run_id() -> None:
         ctx.on_teardown(cleanup, key="b")
         return "ok"
 
-    bad = define_tool(name="browser", description="Browse.", input_schema={"type": "object", "properties": {}}, execute=failing)
-    replies = [{"tool_calls": [{"id": "s", "name": "sandbox", "args": {}}, {"id": "b", "name": "browser", "args": {}}]}, "done"]
+    bad = define_tool(
+        name="browser", description="Browse.", input_schema={"type": "object", "properties": {}}, execute=failing
+    )
+    replies = [
+        {"tool_calls": [{"id": "s", "name": "sandbox", "args": {}}, {"id": "b", "name": "browser", "args": {}}]},
+        "done",
+    ]
     agent = Agent.create(provider=mock(replies=replies)).tool(sandbox_tool()).tool(bad).build()
     agent.on("tools.*", lambda e: seen.append((e.type.split(".")[-1], e.meta.run_id, e.payload.get("tool", ""))))
     result = await agent.run("go")
@@ -85,7 +94,10 @@ async def test_call_scoped_teardown_closes_after_the_call() -> None:
         return "ok"
 
     t = define_tool(name="once", description="x", input_schema={"type": "object", "properties": {}}, execute=execute)
-    replies = [{"tool_calls": [{"id": "a", "name": "once", "args": {}}, {"id": "b", "name": "once", "args": {}}]}, "done"]
+    replies = [
+        {"tool_calls": [{"id": "a", "name": "once", "args": {}}, {"id": "b", "name": "once", "args": {}}]},
+        "done",
+    ]
     await Agent.create(provider=mock(replies=replies)).tool(t).build().run("x")
     assert closed == ["a", "b"]
 
@@ -111,11 +123,17 @@ async def test_R004_16_a_completed_run_s_recording_is_filed_never_a_pause() -> N
 async def test_R004_16_a_filing_failure_never_fails_the_run_and_is_reported() -> None:
     """R004-16: a filing failure never fails the run and is reported as agentfootprint.artifacts.refused."""
     refused: list[dict[str, Any]] = []
-    agent = Agent.create(provider=mock(reply="answer")).artifacts(InMemoryArtifactStore(max_bytes=10), recordings=True).build()
+    agent = (
+        Agent.create(provider=mock(reply="answer"))
+        .artifacts(InMemoryArtifactStore(max_bytes=10), recordings=True)
+        .build()
+    )
     agent.on("artifacts.refused", lambda e: refused.append(e.payload))
     result = await agent.run("hi")
     assert result.answer == "answer" and result.status == "completed"
-    assert refused == [{"kind": RECORDING_KIND, "reason": "ArtifactStoreError: artifact is larger than the store's limit of 10 bytes"}]
+    assert refused == [
+        {"kind": RECORDING_KIND, "reason": "ArtifactStoreError: artifact is larger than the store's limit of 10 bytes"}
+    ]
     assert result.extensions["artifacts"] == {"refused": {"reason": refused[0]["reason"]}}
 
 
@@ -150,7 +168,10 @@ async def test_R004_147_every_model_call_mints_a_receipt_and_false_changes_nothi
     a = await on.run("go", seed=7)
     b = await off.run("go", seed=7)
     receipts = on.last_snapshot().state["model_receipts"]  # type: ignore[union-attr]
-    assert [(r["iteration"], r["message_count"], r["tools"]) for r in receipts] == [(1, 1, ["sandbox"]), (2, 3, ["sandbox"])]
+    assert [(r["iteration"], r["message_count"], r["tools"]) for r in receipts] == [
+        (1, 1, ["sandbox"]),
+        (2, 3, ["sandbox"]),
+    ]
     assert all(len(r["request_digest"]) == 64 and len(r["response_digest"]) == 64 for r in receipts)
     state_on = dict(on.last_snapshot().state)  # type: ignore[union-attr]
     state_on.pop("model_receipts")

@@ -31,7 +31,10 @@ def lookup_tool() -> Any:
 
 
 def calling(*ids: str) -> list[Any]:
-    return [{"tool_calls": [{"id": f"c{i}", "name": "lookup_order", "args": {"order_id": o}} for i, o in enumerate(ids)]}, "done"]
+    return [
+        {"tool_calls": [{"id": f"c{i}", "name": "lookup_order", "args": {"order_id": o}} for i, o in enumerate(ids)]},
+        "done",
+    ]
 
 
 def scrub(message: str, ctx: Any) -> Any:
@@ -137,7 +140,16 @@ async def test_R004_122_tool_middleware_runs_in_declaration_order_around_every_c
         .build()
     )
     await agent.run("check")
-    assert order == ["audit:a-1", "permission", "normalise", "audit:B-9", "permission", "audit:a-1", "permission", "normalise"]
+    assert order == [
+        "audit:a-1",
+        "permission",
+        "normalise",
+        "audit:B-9",
+        "permission",
+        "audit:a-1",
+        "permission",
+        "normalise",
+    ]
     assert CALLS == [{"order_id": "A-1"}]  # the third call was answered from the cache
     results = agent.last_snapshot().state["tool_results"]  # type: ignore[union-attr]
     assert [(r["content"], r["is_error"]) for r in results] == [

@@ -75,15 +75,25 @@ async def test_R004_124_pre_check_fails_fast_before_any_call_and_fallback_repair
     async def canned(request: LLMRequest, error: BaseException | None) -> LLMResponse:
         return LLMResponse(content=f"canned after {type(error).__name__}")
 
-    fb = Agent.create(provider=Flaky(5)).reliability(
-        post_decide=[rule(when=lambda s: s.error is not None, then="fallback", kind="repair")], fallback=canned
-    ).build()
+    fb = (
+        Agent.create(provider=Flaky(5))
+        .reliability(
+            post_decide=[rule(when=lambda s: s.error is not None, then="fallback", kind="repair")], fallback=canned
+        )
+        .build()
+    )
     assert (await fb.run("hi")).answer == "canned after ProviderServerError"
 
-    other = Agent.create(provider=Flaky(5)).reliability(
-        post_decide=[rule(when=lambda s: s.error is not None and s.can_switch_provider, then="retry-other", kind="failover")],
-        providers=[ReliabilityProvider(name="backup", provider=mock(reply="from backup"))],
-    ).build()
+    other = (
+        Agent.create(provider=Flaky(5))
+        .reliability(
+            post_decide=[
+                rule(when=lambda s: s.error is not None and s.can_switch_provider, then="retry-other", kind="failover")
+            ],
+            providers=[ReliabilityProvider(name="backup", provider=mock(reply="from backup"))],
+        )
+        .build()
+    )
     assert (await other.run("hi")).answer == "from backup"
     rows = other.last_snapshot().state["reliability_attempts"]  # type: ignore[union-attr]
     assert [r["provider"] for r in rows] == ["flaky", "backup"]
@@ -97,7 +107,10 @@ async def test_R004_124_the_circuit_breaker_opens_rejects_without_calling_and_cl
     provider = Flaky(2)
     agent = (
         Agent.create(provider=provider)
-        .reliability(post_decide=[rule(when=lambda s: s.error is not None, then="fail-fast", kind="down")], circuit_breaker=breaker)
+        .reliability(
+            post_decide=[rule(when=lambda s: s.error is not None, then="fail-fast", kind="down")],
+            circuit_breaker=breaker,
+        )
         .build()
     )
     events: list[str] = []
@@ -114,7 +127,9 @@ async def test_R004_124_the_circuit_breaker_opens_rejects_without_calling_and_cl
 
 def test_bad_rules_are_refused_at_build() -> None:
     with pytest.raises(AgentBuildError):
-        Agent.create(provider=mock(reply="x")).reliability(pre_check=[rule(when=lambda s: True, then="retry", kind="r")])
+        Agent.create(provider=mock(reply="x")).reliability(
+            pre_check=[rule(when=lambda s: True, then="retry", kind="r")]
+        )
     with pytest.raises(AgentBuildError):
         Agent.create(provider=mock(reply="x")).reliability()
     with pytest.raises(ValueError, match="kind"):

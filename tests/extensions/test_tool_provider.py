@@ -15,7 +15,10 @@ from agentfootprint.tools import ProviderContext, gated_tools, skill_scoped_tool
 
 def named(name: str, text: str) -> Any:
     return define_tool(
-        name=name, description=f"The {name} tool.", input_schema={"type": "object", "properties": {}}, execute=lambda a: text
+        name=name,
+        description=f"The {name} tool.",
+        input_schema={"type": "object", "properties": {}},
+        execute=lambda a: text,
     )
 
 
@@ -80,7 +83,11 @@ async def test_a_raising_gate_fails_the_stage_never_lets_tools_through() -> None
     def broken(name: str, ctx: ProviderContext) -> bool:
         raise RuntimeError("policy down")
 
-    agent = Agent.create(provider=mock(reply="x")).tool_provider(gated_tools(static_tools([named("a", "1")]), broken)).build()
+    agent = (
+        Agent.create(provider=mock(reply="x"))
+        .tool_provider(gated_tools(static_tools([named("a", "1")]), broken))
+        .build()
+    )
     with pytest.raises(RuntimeError, match="policy down"):
         await agent.run("hi")
 

@@ -10,9 +10,9 @@ changed. The connection lives in one task of its own and closes when the run end
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextlib
 import json
-import builtins
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 

@@ -21,14 +21,11 @@ __all__ = ["mcp_app", "mcp_server", "serve_stdio"]
 AgentFactory = Callable[[], "Agent"]
 
 
-class _TurnRefused(Exception):
-    """The served turn did not end in an answer (paused or failed); its message is what the client reads."""
-
-
 def mcp_server(agent_factory: AgentFactory, *, description: str | None = None) -> Any:
     """An ``mcp`` server (``MCPServer``) with one tool: the agent, by its name, taking ``message``."""
     sdk()
     from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError as _TurnRefused  # its message reaches the client
 
     from agentfootprint.agent import Agent
     from agentfootprint.errors import AgentFootprintError
