@@ -9,6 +9,7 @@ from pydantic import ValidationError
 
 from agentfootprint.agent.errors import InvalidConversationError
 from agentfootprint.agent.models import AgentPauseCheckpoint, ConversationCheckpoint
+from agentfootprint.context.window import FoldedSpan
 from agentfootprint.errors import validation_field
 from agentfootprint.flow import InvalidCheckpointError
 from agentfootprint.providers import Message
@@ -24,12 +25,24 @@ def load_conversation(value: Any) -> ConversationCheckpoint:
         field = validation_field(err)
         raise InvalidConversationError(f"conversation field '{field[:120]}' is invalid", field=field) from None
     for i, entry in enumerate(conv.history):
+        _message(entry, f"history.{i}")
+    for i, span in enumerate(conv.folded or ()):
         try:
-            Message.model_validate(entry)
+            FoldedSpan.model_validate(span)
         except ValidationError as err:
-            field = f"history.{i}.{validation_field(err)}"
+            field = f"folded.{i}.{validation_field(err)}"
             raise InvalidConversationError(f"conversation field '{field[:120]}' is invalid", field=field) from None
+        for k, entry in enumerate(span.get("messages") or ()):
+            _message(entry, f"folded.{i}.messages.{k}")
     return conv
+
+
+def _message(entry: Any, where: str) -> None:
+    try:
+        Message.model_validate(entry)
+    except ValidationError as err:
+        field = f"{where}.{validation_field(err)}"
+        raise InvalidConversationError(f"conversation field '{field[:120]}' is invalid", field=field) from None
 
 
 def load_pause_checkpoint(value: Any) -> AgentPauseCheckpoint:

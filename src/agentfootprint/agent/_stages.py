@@ -16,6 +16,7 @@ from agentfootprint.context import InjectionContext, ToolReturn, evaluate_inject
 from agentfootprint.context.budget import (
     CONTEXT_BUDGET_PRESSURE,
     CONTEXT_EVICTED,
+    WindowPolicy,
     apply_window,
     check_budget,
     ensure_context_event_types,
@@ -141,6 +142,10 @@ class Stages:
                 turn.history = list(args["history"])
             else:
                 turn.history = [*args.get("history", ()), {"role": "user", "content": message}]
+            if args.get("folded"):  # what earlier summaries stand for travels with the conversation
+                turn.folded_spans = list(args["folded"])
+            if args.get("window_measure"):
+                turn.window_measure = args["window_measure"]
         turn.iteration = 0
         turn.activated_skills = []
         turn.last_tool_results = []
@@ -253,11 +258,14 @@ class Stages:
         injected = turn.message_slot
         messages = [Message(role=m["role"], content=m["content"]) for m in injected]
         conversation = run.messages_for(turn.history, scope.namespace)
-        if config.window is not None:  # drops oldest turns from view, never from history
+        if isinstance(config.window, WindowPolicy):  # drops oldest turns from view, never from history
             conversation, dropped = apply_window(conversation, config.window)
             if dropped:
                 turn.window_dropped = dropped
                 emit_context(run, scope, CONTEXT_EVICTED, {"slot": "messages", "dropped": dropped}, iteration)
+        elif config.window is not None:  # a token-budget window: the window stage chose what leaves the view
+            gone = {int(d["index"]) for d in scope.get("window_dropped") or ()}
+            conversation = [m for i, m in enumerate(conversation) if i not in gone] if gone else conversation
         messages.extend(conversation)
         specs = turn.tool_specs
         system_records = turn.system_prompt_injections
@@ -356,7 +364,7 @@ class Stages:
         total = turn.usage_total
         usage = Usage(**total) + response.usage
         turn.usage_total = cast(UsageTotal, usage.model_dump())
-        cost = _cost(self.config, response)
+        cost = cost_of(self.config, response)
         if cost is not None:
             spent = float(turn.cost_total) + cost
             turn.cost_total = round(spent, 10)
@@ -465,7 +473,8 @@ def _safe_call(call: Any) -> ToolCallRecord:
     return data
 
 
-def _cost(config: AgentConfig, response: LLMResponse) -> float | None:
+def cost_of(config: AgentConfig, response: LLMResponse) -> float | None:
+    """The price of one model response by the agent's pricing table (None without a table or a price)."""
     if not config.pricing:
         return None
     price = (
@@ -480,4 +489,4 @@ def _cost(config: AgentConfig, response: LLMResponse) -> float | None:
     ) / 1000.0
 
 
-__all__ = ["Catalog", "Stages", "emit", "emit_context", "read_skill_tool"]
+__all__ = ["Catalog", "Stages", "cost_of", "emit", "emit_context", "read_skill_tool"]

@@ -212,6 +212,7 @@ class Agent:
             session_id = session_id if session_id is not None else record.session_id
         prior: list[dict[str, Any]] = []
         carried: dict[str, Any] = {}
+        conv: ConversationCheckpoint | None = None
         if continue_from is not None:
             conv = load_conversation(continue_from)
             prior = conv.history
@@ -234,6 +235,7 @@ class Agent:
                 run_id=run_id,
                 request=request,
                 link=link if run_id is not None else None,
+                conversation=conv,
             )
         finally:
             self._in_flight = False
@@ -333,8 +335,11 @@ class Agent:
         run_id: str | None = None,
         request: Any = None,
         link: str | None = None,
+        conversation: ConversationCheckpoint | None = None,
     ) -> RunResult:
-        """One turn: ``prior`` conversation plus ``message``; or, for ``replay``, a stored history as it stands."""
+        """One turn: ``prior`` conversation plus ``message``; or, for ``replay``, a stored history as it stands.
+
+        ``conversation``: the stored conversation continued, whose folded spans and window scale travel on."""
         run_id = run_id or uuid.uuid4().hex
         policy = self.config.redaction.union(redact)
         run = self._context(
@@ -348,6 +353,10 @@ class Agent:
             "session_id": session_id,
             "identity": _identity_dict(identity),
         }
+        if conversation is not None and conversation.folded:
+            args["folded"] = conversation.folded
+        if conversation is not None and conversation.window_measure:
+            args["window_measure"] = conversation.window_measure
         self._last_run_input = {
             "message": message,
             "history": prior,
@@ -398,11 +407,14 @@ class Agent:
             self._last_raw = raw
         run.emit(ev.ERROR_RUN, lambda: {"error_type": type(exc).__name__, "code": getattr(exc, "code", None)})
         history = list((raw or {}).get("history") or [])
-        checkpoint = self._conversation(run, history, run.last_completed_iteration)
+        checkpoint = self._conversation(run, history, run.last_completed_iteration, raw)
         return as_run_checkpoint_error(exc, checkpoint)
 
-    def _conversation(self, run: AgentRun, history: list[dict[str, Any]], iterations: int) -> dict[str, Any]:
-        """The conversation checkpoint, with what each extension carries across turns."""
+    def _conversation(
+        self, run: AgentRun, history: list[dict[str, Any]], iterations: int, raw: Mapping[str, Any] | None
+    ) -> dict[str, Any]:
+        """The conversation checkpoint, with what each extension carries across turns and, from the run's own
+        committed state, the folded spans behind its summaries (one reader for both carriers)."""
         carried = {}
         for ext in self.config.hooks.checkpoint:
             value = ext.checkpoint(run.ctx(ext))
@@ -415,6 +427,8 @@ class Agent:
             last_completed_iteration=iterations,
             original_input=run.original_input,
             extensions=carried or None,
+            folded=_thawed(raw, "folded_spans"),
+            window_measure=_measure(raw),
         ).to_json()
 
     async def _finish(self, run: AgentRun, flow: FlowResult) -> RunResult:
@@ -443,7 +457,7 @@ class Agent:
         answer = raw.get("answer") or ""
         history = list(raw.get("history") or [])
         self._last_conversation = self._conversation(
-            run, [*history, {"role": "assistant", "content": answer}], iterations
+            run, [*history, {"role": "assistant", "content": answer}], iterations, raw
         )
         self._last_identity = run.identity
         remember_turn(  # context memory: write the completed turn under the run's identity namespace
@@ -587,6 +601,7 @@ class Agent:
                 None,
                 replay=history,
                 carried=dict(conv.extensions or {}),
+                conversation=conv,
             )
         finally:
             self._in_flight = False
@@ -750,6 +765,22 @@ async def _tell_error(run: AgentRun, exc: BaseException) -> None:
             await ext.on_error(run.ctx(ext), exc)
         except Exception:
             continue
+
+
+def _thawed(raw: Mapping[str, Any] | None, key: str) -> list[dict[str, Any]] | None:
+    """A list from the run's committed state as plain JSON (None when absent or empty)."""
+    value = (raw or {}).get(key)
+    return json.loads(json.dumps(value)) if value else None
+
+
+def _measure(raw: Mapping[str, Any] | None) -> dict[str, int] | None:
+    """The last request's provider token count and characters, when a counted window measured it."""
+    chars = int((raw or {}).get("window_chars") or 0)
+    tokens = int(((raw or {}).get("last_response") or {}).get("usage", {}).get("input_tokens") or 0)
+    if chars and tokens:
+        return {"input_tokens": tokens, "chars": chars}
+    carried = (raw or {}).get("window_measure")
+    return dict(carried) if carried else None
 
 
 def _parse_output(schema: type[T], text: str) -> T:

@@ -21,7 +21,15 @@ from agentfootprint.context import (
     WindowPolicy,
     ensure_context_event_types,
 )
+from agentfootprint.context.window import (
+    SummarizeFn,
+    SummarizeOldest,
+    TokenBudgetWindow,
+    TokenCounter,
+    summarize_oldest,
+)
 from agentfootprint.flow import RedactionPolicy
+from agentfootprint.providers import Provider
 from agentfootprint.tools import PermissionChecker, Tool, ToolProvider
 
 if TYPE_CHECKING:
@@ -139,14 +147,58 @@ class AgentBuilder:
         self._config = replace(self._config, context_budget=budget)
         return self
 
-    def window(self, *, max_turns: int | None = None, max_chars: int | None = None) -> AgentBuilder:
-        """Show the model only the last turns (whole oldest turns are dropped from view, never from history)."""
+    def window(
+        self,
+        strategy: TokenBudgetWindow | SummarizeOldest | WindowPolicy | None = None,
+        *,
+        max_turns: int | None = None,
+        max_chars: int | None = None,
+    ) -> AgentBuilder:
+        """What the model is shown of the conversation: the last turns (``max_turns`` / ``max_chars``), or a counted
+        strategy (``token_budget(...)`` drops oldest turns from view, ``summarize_oldest(...)`` folds them).
+        One window per agent."""
+        if self._config.window is not None:
+            raise AgentBuildError("this agent already has a window strategy; an agent has exactly one")
+        if strategy is not None:
+            if max_turns is not None or max_chars is not None:
+                raise AgentBuildError("window() takes a strategy or max_turns/max_chars, not both")
+            if not isinstance(strategy, TokenBudgetWindow | SummarizeOldest | WindowPolicy):
+                raise AgentBuildError(
+                    f"window() takes token_budget(...) or summarize_oldest(...), got {type(strategy).__name__}"
+                )
+            self._config = replace(self._config, window=strategy)
+            return self
         try:
             policy = WindowPolicy(max_turns=max_turns, max_chars=max_chars)
         except InvalidInjectionError as exc:
             raise AgentBuildError(str(exc)) from None
         self._config = replace(self._config, window=policy)
         return self
+
+    def compaction(
+        self,
+        *,
+        threshold_tokens: int,
+        summarizer: Provider | SummarizeFn,
+        model: str = "",
+        keep_recent_turns: int = 4,
+        retain: Literal["conversation", "discard"] = "conversation",
+        count_tokens: TokenCounter | None = None,
+    ) -> AgentBuilder:
+        """Fold the oldest turns into a summary once a request would exceed ``threshold_tokens``; the folded
+        messages travel with the conversation and backtrack reaches them (``.window(summarize_oldest(...))``)."""
+        try:
+            strategy = summarize_oldest(
+                threshold_tokens=threshold_tokens,
+                summarizer=summarizer,
+                model=model,
+                keep_recent_turns=keep_recent_turns,
+                retain=retain,
+                count_tokens=count_tokens,
+            )
+        except InvalidInjectionError as exc:
+            raise AgentBuildError(str(exc)) from None
+        return self.window(strategy)
 
     # -- the extension seam -------------------------------------------------------------------------------------
     def use(self, extension: Extension) -> AgentBuilder:

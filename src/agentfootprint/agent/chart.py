@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from agentfootprint.agent._stages import Stages, read_skill_tool
 from agentfootprint.agent._tool_calls import ToolCalls
+from agentfootprint.agent._window import WindowStage
 from agentfootprint.agent.config import AgentConfig
+from agentfootprint.context.window import SummarizeOldest, TokenBudgetWindow
 from agentfootprint.events import EventSink
 from agentfootprint.flow import FlowChart, flow_chart
 
@@ -14,6 +16,7 @@ STAGE_IDS = (
     "system-prompt",
     "messages",
     "tools",
+    "window",
     "call-llm",
     "route",
     "tool-calls",
@@ -27,7 +30,7 @@ def build_agent_chart(config: AgentConfig, events: EventSink | None = None) -> F
     ``events``: the agent's own listeners, for a run a caller-built chart names in the mount input."""
     stages = Stages(config, events)
     tool_calls = ToolCalls(config, stages.catalog, events)
-    return (
+    builder = (
         flow_chart(
             "Seed",
             stages.seed,
@@ -44,7 +47,13 @@ def build_agent_chart(config: AgentConfig, events: EventSink | None = None) -> F
         .then("System prompt", stages.system_prompt_slot, id="system-prompt", description="Compose the system prompt")
         .then("Messages", stages.messages_slot, id="messages", description="Compose injected messages")
         .then("Tools", stages.tools_slot, id="tools", description="Compose the tools offered")
-        .then("Call LLM", stages.call_llm, id="call-llm", description="Call the model")
+    )
+    if isinstance(config.window, TokenBudgetWindow | SummarizeOldest):  # no strategy, no stage
+        builder = builder.then(
+            "Window", WindowStage(config, events), id="window", description="Keep the request inside its token budget"
+        )
+    return (
+        builder.then("Call LLM", stages.call_llm, id="call-llm", description="Call the model")
         .decider("Route", stages.route, id="route", description="Route on the model's reply")
         .branch(
             "tool-calls", "Tool calls", tool_calls, loop_to="injection-engine", description="Run the requested tools"

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from agentfootprint.agent.extension import HOOKS, Extension
 from agentfootprint.context import ContextBudget, Injection, WindowPolicy
+from agentfootprint.context.window import SummarizeOldest, TokenBudgetWindow
 from agentfootprint.flow import RedactionPolicy
 from agentfootprint.providers import Provider
 from agentfootprint.tools import PermissionChecker, Tool
@@ -65,7 +66,7 @@ class AgentConfig:
     keep_events: bool = False
     # context engineering (agentfootprint.context.budget): per-slot budgets that warn; a window over turns
     context_budget: ContextBudget | None = None
-    window: WindowPolicy | None = None
+    window: WindowPolicy | TokenBudgetWindow | SummarizeOldest | None = None
     # the extension seam: features above the agent (honesty, middleware, tool providers) plug in here
     extensions: tuple[Extension, ...] = ()
     ablated: frozenset[str] = frozenset()

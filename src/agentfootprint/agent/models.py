@@ -60,10 +60,15 @@ class ConversationCheckpoint(BaseModel):
     original_input: str | None = None
     extensions: dict[str, Any] | None = None
     """What extensions carry across turns (``Extension.checkpoint``), by name; absent when none did."""
+    folded: list[dict[str, Any]] | None = Field(default=None, max_length=100_000)
+    """One folded span per compaction, oldest first: what each summary in ``history`` stands for."""
+    window_measure: dict[str, int] | None = None
+    """The provider's token count of the last request and that request's characters (a counted window's scale)."""
 
     def to_json(self) -> dict[str, Any]:
-        """The checkpoint as plain JSON (``extensions`` only when some extension carried something)."""
-        return self.model_dump(mode="json", exclude={"extensions"} if not self.extensions else None)
+        """The checkpoint as plain JSON (optional parts only when present)."""
+        empty = {k for k in ("extensions", "folded", "window_measure") if not getattr(self, k)}
+        return self.model_dump(mode="json", exclude=empty or None)
 
 
 class AgentPauseCheckpoint(BaseModel):

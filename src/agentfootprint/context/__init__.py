@@ -30,6 +30,15 @@ from agentfootprint.context.memory import (
     remember_turn,
 )
 from agentfootprint.context.rag import BM25Index, Chunk, RagInjection, define_rag
+from agentfootprint.context.window import (
+    FoldedSpan,
+    SummarizeOldest,
+    TokenBudgetWindow,
+    folded_span_for,
+    is_compacted_summary,
+    summarize_oldest,
+    token_budget,
+)
 
 __all__ = [
     "CONTEXT_BUDGET_PRESSURE",
@@ -37,6 +46,7 @@ __all__ = [
     "BM25Index",
     "Chunk",
     "ContextBudget",
+    "FoldedSpan",
     "InMemoryMemoryStore",
     "Injection",
     "InjectionContext",
@@ -47,6 +57,8 @@ __all__ = [
     "MemoryStore",
     "RagInjection",
     "SQLiteMemoryStore",
+    "SummarizeOldest",
+    "TokenBudgetWindow",
     "ToolReturn",
     "Trigger",
     "WindowPolicy",
@@ -61,6 +73,10 @@ __all__ = [
     "define_steering",
     "ensure_context_event_types",
     "evaluate_injections",
+    "folded_span_for",
+    "is_compacted_summary",
     "memory_namespace",
     "remember_turn",
+    "summarize_oldest",
+    "token_budget",
 ]

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from agentfootprint._text import summarize_value
+from agentfootprint.context.window import SUMMARY_PREFIX, folded_span_for
 from agentfootprint.errors import AgentFootprintError
 from agentfootprint.flow import Commit, FlowSnapshot
 
@@ -134,12 +135,25 @@ def _history_provenance(snap: FlowSnapshot, upto: int, namespace: str) -> list[t
             if w.path != "history":
                 continue
             if w.verb == "set":
-                entries = [(c.idx, m) for m in (w.value or [])]
+                entries = _realigned(entries, list(w.value or []), c.idx)
             elif w.verb == "append":
                 entries.extend((c.idx, m) for m in (w.value or []))
             elif w.verb == "delete":
                 entries = []
     return entries
+
+
+def _realigned(before: list[tuple[int, Any]], after: list[Any], idx: int) -> list[tuple[int, Any]]:
+    """A rewritten history keeps the provenance of the entries it kept (a window fold replaces a middle span):
+    the common prefix and suffix keep their adders, what changed between them is attributed to commit ``idx``."""
+    head = 0
+    while head < min(len(before), len(after)) and before[head][1] == after[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(before), len(after)) - head and before[-1 - tail][1] == after[-1 - tail]:
+        tail += 1
+    middle = [(idx, m) for m in after[head : len(after) - tail]]
+    return [*before[:head], *middle, *(before[len(before) - tail :] if tail else [])]
 
 
 def _born_detail(record: dict[str, Any]) -> str:
@@ -277,6 +291,9 @@ def _history_sources(snap: FlowSnapshot, call: Commit, answer_hop: Hop, start: i
                     ],
                 )
             )
+        elif (span := _span_of(snap, call, message)) is not None:
+            text = str(message.get("content", ""))
+            out.extend(_summary_sources(snap, call, span, text, [answer_hop, read, landed], n, start + n))
         else:
             origin = "run input" if adder.stage_id == "seed" else "model turn"
             out.append(
@@ -296,6 +313,112 @@ def _history_sources(snap: FlowSnapshot, call: Commit, answer_hop: Hop, start: i
                 )
             )
     return out
+
+
+def _span_of(snap: FlowSnapshot, call: Commit, message: dict[str, Any]) -> dict[str, Any] | None:
+    """The folded span a summary message in the call's history stands for (joined by content fingerprint)."""
+    content = message.get("content")
+    if message.get("role") != "user" or not isinstance(content, str) or not content.startswith(SUMMARY_PREFIX):
+        return None
+    spans = snap.value_at("folded_spans", call.idx, call.namespace, default=None) or []
+    return folded_span_for(spans, message)
+
+
+def _summary_sources(
+    snap: FlowSnapshot,
+    call: Commit,
+    span: dict[str, Any],
+    text: str,
+    lead: list[Hop],
+    n: int,
+    position: int,
+) -> list[SourceTrail]:
+    """A summary is a source whose BORN hop lists what it folded; each folded original is a source reached through
+    it (a summary folded into a later one is walked too), so backtrack never stops at a summary."""
+    spans = snap.value_at("folded_spans", call.idx, call.namespace, default=None) or []
+    out: list[SourceTrail] = []
+    stack: list[tuple[dict[str, Any], list[Hop], str, str]] = [(span, lead, f"summary-{n}", text)]
+    while stack and len(out) < 100_000:
+        current, path, label, content = stack.pop()
+        here = current.get("stage") if current.get("run_id") == snap.run_id else None
+        originals = list(current.get("messages") or [])
+        folded_ids = [f"{current['span_id']}/{m.get('role')}-{k}" for k, m in enumerate(originals)]
+        where = f" at {current.get('stage')}" if current.get("stage") else ""
+        listed = ", ".join(folded_ids) if originals else "not retained"
+        born = Hop(
+            kind="born",
+            runtime_stage_id=here,
+            detail=(
+                f"summary by {current.get('summarizer') or 'the summarizer'} of {current.get('message_count')} "
+                f"folded message(s){where} (span {current['span_id']}, run {str(current.get('run_id'))[:12]}): "
+                f"{listed}"
+            ),
+        )
+        out.append(
+            SourceTrail(
+                kind="message",
+                id=label,
+                text=content,
+                slot="messages",
+                trigger="compaction",
+                position=position,
+                hops=[*path, born],
+            )
+        )
+        via = Hop(kind="via", runtime_stage_id=here, detail=f"folded into {label} (span {current['span_id']})")
+        adders = _fold_adders(snap, current)
+        for k, original in enumerate(originals):
+            nested = folded_span_for(spans, original) if isinstance(original, dict) else None
+            if nested is not None and nested.get("span_id") != current.get("span_id"):
+                stack.append((nested, [*path, via], folded_ids[k], str(original.get("content", ""))))
+                continue
+            out.append(_folded_original(original, folded_ids[k], [*path, via], adders.get(k), current, position))
+    return out
+
+
+def _fold_adders(snap: FlowSnapshot, span: dict[str, Any]) -> dict[int, Commit]:
+    """For a fold made in this run: the commit that added each folded message (index within the span)."""
+    if span.get("run_id") != snap.run_id or not span.get("stage"):
+        return {}
+    fold = snap.commit(str(span["stage"]))
+    before = fold.reads.get("history") if fold is not None else None
+    if fold is None or before is None:
+        return {}
+    entries = _history_provenance(snap, before, fold.namespace)
+    start = int(span.get("start") or 0)
+    count = int(span.get("message_count") or 0)
+    return {k: snap.commit_log[entries[start + k][0]] for k in range(count) if start + k < len(entries)}
+
+
+def _folded_original(
+    message: Any, oid: str, lead: list[Hop], adder: Commit | None, span: dict[str, Any], position: int
+) -> SourceTrail:
+    role = message.get("role") if isinstance(message, dict) else "user"
+    text = str(message.get("content", "")) if isinstance(message, dict) else ""
+    if adder is not None:
+        origin = "run input" if adder.stage_id == "seed" else ("tool call" if role == "tool" else "model turn")
+        tail = [
+            Hop(kind="landed", runtime_stage_id=adder.runtime_stage_id, detail="appended to history"),
+            Hop(kind="born", runtime_stage_id=adder.runtime_stage_id, detail=f"{role} message ({origin})"),
+        ]
+    else:
+        tail = [
+            Hop(
+                kind="born",
+                runtime_stage_id=None,
+                detail=f"{role} message of the conversation before run {str(span.get('run_id'))[:12]}",
+            )
+        ]
+    tool = role == "tool" and isinstance(message, dict)
+    return SourceTrail(
+        kind="tool" if tool else "message",
+        id=str(message.get("tool_name") or "tool") if tool else oid,
+        text=text,
+        slot="messages",
+        trigger="folded",
+        position=position,
+        hops=[*lead, *tail],
+    )
 
 
 def _offered_tool_sources(
