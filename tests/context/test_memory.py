@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -205,7 +206,7 @@ def test_property_memory_never_crosses_identities(steps: list[tuple[Identity, bo
         expected = [] if anonymous else [eid for owner, eid in written if owner == (who.tenant, who.principal)]
         assert recalled == expected
         if write:
-            inj.remember(who, run_id, f"note {n}", "")
+            asyncio.run(inj.remember(who, run_id, f"note {n}", ""))
             if not anonymous:
                 written.append(((who.tenant, who.principal), f"{run_id}:user"))
 

@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import pwd
-import shutil
 import subprocess
-import tempfile
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from tests._live import free_port
+from tests._postgres import throwaway_postgres
 
 from agentfootprint.hosting import SessionStore, memory_sessions, postgres_sessions, sqlite_sessions
 
@@ -42,64 +37,8 @@ def postgres_dsn() -> Iterator[str]:
     bin_dir = _pg_bin()
     if bin_dir is None:
         pytest.skip("PostgreSQL 15 server binaries not found (dpkg -L postgresql-15)")
-    user: str | None = None
-    if os.geteuid() == 0:
-        try:
-            pwd.getpwnam("postgres")
-            user = "postgres"
-        except KeyError:
-            pytest.skip("running as root and there is no 'postgres' system user to run the server as")
-    root = Path(tempfile.mkdtemp(prefix="af-pg-"))
-    data, sockets = root / "data", root / "sock"
-    sockets.mkdir()
-    if user is not None:
-        entry = pwd.getpwnam(user)
-        root.chmod(0o755)
-        for path in (root, sockets):
-            os.chown(path, entry.pw_uid, entry.pw_gid)
-    port = free_port()
-    run_as: dict[str, Any] = {"user": user} if user is not None else {}
-    try:
-        subprocess.run(
-            [str(bin_dir / "initdb"), "-D", str(data), "-U", "test", "--auth=trust", "-E", "UTF8", "--no-sync"],
-            check=True,
-            capture_output=True,
-            timeout=120,
-            **run_as,
-        )
-        options = f"-p {port} -k {sockets} -c listen_addresses=127.0.0.1 -c fsync=off"
-        subprocess.run(
-            [
-                str(bin_dir / "pg_ctl"),
-                "-D",
-                str(data),
-                "-o",
-                options,
-                "-l",
-                str(root / "log"),
-                "-w",
-                "-t",
-                "60",
-                "start",
-            ],
-            check=True,
-            capture_output=True,
-            timeout=90,
-            **run_as,
-        )
-    except (OSError, subprocess.SubprocessError) as err:
-        shutil.rmtree(root, ignore_errors=True)
-        pytest.skip(f"could not start a throwaway PostgreSQL: {type(err).__name__}")
-    try:
-        yield f"postgresql://test@127.0.0.1:{port}/postgres"
-    finally:
-        subprocess.run(
-            [str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"],
-            capture_output=True,
-            timeout=60,
-            **run_as,
-        )
-        shutil.rmtree(root, ignore_errors=True)
+    with throwaway_postgres(bin_dir, "PostgreSQL") as dsn:
+        yield dsn
 
 
 @pytest.fixture(scope="module")

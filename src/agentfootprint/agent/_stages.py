@@ -435,7 +435,7 @@ class Stages:
         scope["stopped_early"] = stopped
         run.last_completed_iteration = iteration
         if run.mounted:  # a composition member has no turn end of its own: write its turn to memory here
-            remember_turn(
+            await remember_turn(
                 self.config.injections,
                 identity=run.identity,
                 run_id=run.run_id,

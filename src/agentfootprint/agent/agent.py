@@ -120,10 +120,17 @@ class Agent:
     def without(self, *source_ids: str) -> Agent:
         """The same agent rebuilt without these facts/steering/instructions/skills/tools (the ablation seam)."""
         known = self.config.source_ids()
-        unknown = [s for s in source_ids if s not in known]
+        landed = self._landed_chunks()
+        unknown = [s for s in source_ids if s not in known and s not in landed and not self.config.knows_chunk(s)]
         if unknown:
             raise UnknownSourceError(f"agent has no context source or tool named: {', '.join(map(str, unknown))[:300]}")
         return Agent(self.config.without(set(source_ids)))
+
+    def _landed_chunks(self) -> set[str]:
+        """Chunk ids the last run's retrievals landed (ablatable even when the retriever cannot list its chunks)."""
+        state = self._last_raw or {}
+        records = [*(state.get("system_prompt_injections") or ()), *(state.get("message_injections") or ())]
+        return {str(c) for r in records for c in (r.get("chunk_ids") or ())}
 
     def with_tools(self, *tools: Tool) -> Agent:
         """The same agent with extra tools (e.g. a host's allow-listed frontend tools); listeners carry over."""
@@ -460,7 +467,7 @@ class Agent:
             run, [*history, {"role": "assistant", "content": answer}], iterations, raw
         )
         self._last_identity = run.identity
-        remember_turn(  # context memory: write the completed turn under the run's identity namespace
+        await remember_turn(  # context memory: write the completed turn under the run's identity namespace
             self.config.injections,
             identity=run.identity,
             run_id=flow.run_id,

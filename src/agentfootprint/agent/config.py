@@ -7,7 +7,7 @@ from functools import cached_property
 from typing import Any, Literal
 
 from agentfootprint.agent.extension import HOOKS, Extension
-from agentfootprint.context import ContextBudget, Injection, WindowPolicy
+from agentfootprint.context import ContextBudget, Injection, RagInjection, WindowPolicy
 from agentfootprint.context.window import SummarizeOldest, TokenBudgetWindow
 from agentfootprint.flow import RedactionPolicy
 from agentfootprint.providers import Provider
@@ -104,13 +104,22 @@ class AgentConfig:
     def extension(self, name: str) -> Extension | None:
         return next((e for e in self.extensions if e.name == name), None)
 
+    def knows_chunk(self, chunk_id: str) -> bool:
+        """Whether a retrieval of this agent can land a chunk with this id (ablatable one chunk at a time)."""
+        return any(isinstance(i, RagInjection) and i.knows(chunk_id) for i in self.injections)
+
     def without(self, ids: set[str]) -> AgentConfig:
+        """This configuration without these sources; an id that names no injection or tool is a retrieved chunk
+        every retrieval stops landing."""
+        chunks = frozenset(ids - set(self.source_ids()))
         injections = []
         for inj in self.injections:
             if inj.id in ids:
                 continue
             if inj.tools and any(t.name in ids for t in inj.tools):
                 inj = replace(inj, tools=tuple(t for t in inj.tools if t.name not in ids))
+            if chunks and isinstance(inj, RagInjection):
+                inj = replace(inj, excluded=inj.excluded | chunks)
             injections.append(inj)
         return replace(
             self,

@@ -6,7 +6,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -22,6 +22,7 @@ from agentfootprint.context.injection import (
     Trigger,
     check_injection_id,
 )
+from agentfootprint.context.vectors import InMemoryVectorStore, VectorStore
 from agentfootprint.events import EventSink
 from agentfootprint.identity import Identity
 
@@ -68,15 +69,20 @@ def memory_namespace(memory_id: str, identity: Identity | None, run_id: str) -> 
     )
 
 
+EntryKind = Literal["turn", "fact", "summary"]
+
+
 @dataclass(frozen=True, slots=True)
 class MemoryEntry:
-    """One remembered message of a completed turn."""
+    """One remembered item: a message of a completed turn, a fact pulled from turns, or a summary of turns."""
 
     id: str
     role: Literal["user", "assistant"]
     content: str
     run_id: str = ""
     created_at: float = 0.0
+    kind: EntryKind = "turn"
+    metadata: Mapping[str, Any] = field(default_factory=dict)
 
 
 @runtime_checkable
@@ -96,6 +102,8 @@ class InMemoryMemoryStore:
     def __init__(self) -> None:
         self._entries: dict[str, list[MemoryEntry]] = {}
         self._lock = threading.Lock()
+        self.vectors: VectorStore = InMemoryVectorStore()
+        """Vectors beside the entries (semantic recall)."""
 
     def append(self, namespace: MemoryNamespace, entries: Sequence[MemoryEntry]) -> None:
         """Add entries in order; an id already stored in this namespace is skipped (idempotent replays)."""
@@ -114,7 +122,8 @@ class InMemoryMemoryStore:
         return bucket[-last:] if last is not None and last > 0 else ([] if last == 0 else bucket)
 
     def clear(self, namespace: MemoryNamespace) -> int:
-        """Forget a namespace; returns how many entries were dropped."""
+        """Forget a namespace (its vectors too); returns how many entries were dropped."""
+        self.vectors.drop(namespace.key())
         with self._lock:
             return len(self._entries.pop(namespace.key(), []))
 
@@ -136,16 +145,33 @@ class SQLiteMemoryStore:
             " UNIQUE (ns, entry_id))"
         )
         self._conn.execute("CREATE INDEX IF NOT EXISTS memory_entries_ns ON memory_entries (ns, seq)")
+        columns = {r[1] for r in self._conn.execute("PRAGMA table_info(memory_entries)")}
+        if "kind" not in columns:  # stores written before facts and summaries existed
+            self._conn.execute("ALTER TABLE memory_entries ADD COLUMN kind TEXT NOT NULL DEFAULT 'turn'")
+            self._conn.execute("ALTER TABLE memory_entries ADD COLUMN meta TEXT NOT NULL DEFAULT '{}'")
+        self._vectors: VectorStore | None = None
+
+    @property
+    def vectors(self) -> VectorStore:
+        """Vectors beside the entries, in the same file (sqlite-vec), opened on first use."""
+        if self._vectors is None:
+            from agentfootprint.context.sqlite_vectors import SQLiteVectorStore
+
+            self._vectors = SQLiteVectorStore(self.path, table="memory_vectors")
+        return self._vectors
 
     def append(self, namespace: MemoryNamespace, entries: Sequence[MemoryEntry]) -> None:
         """Add entries in order in one transaction; ids already stored in this namespace are skipped."""
-        rows = [(namespace.key(), e.id, e.role, e.content, e.run_id, e.created_at) for e in entries]
+        rows = [
+            (namespace.key(), e.id, e.role, e.content, e.run_id, e.created_at, e.kind, _meta(e.metadata))
+            for e in entries
+        ]
         with self._lock:
             self._conn.execute("BEGIN IMMEDIATE")
             try:
                 self._conn.executemany(
-                    "INSERT OR IGNORE INTO memory_entries (ns, entry_id, role, content, run_id, created_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    "INSERT OR IGNORE INTO memory_entries (ns, entry_id, role, content, run_id, created_at, kind, meta)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     rows,
                 )
             except BaseException:
@@ -155,7 +181,10 @@ class SQLiteMemoryStore:
 
     def load(self, namespace: MemoryNamespace, *, last: int | None = None) -> list[MemoryEntry]:
         """Entries of this namespace, oldest first; ``last`` keeps only the newest ones."""
-        sql = "SELECT entry_id, role, content, run_id, created_at FROM memory_entries WHERE ns = ? ORDER BY seq DESC"
+        sql = (
+            "SELECT entry_id, role, content, run_id, created_at, kind, meta FROM memory_entries WHERE ns = ?"
+            " ORDER BY seq DESC"
+        )
         params: tuple[Any, ...] = (namespace.key(),)
         if last is not None:
             sql += " LIMIT ?"
@@ -164,16 +193,25 @@ class SQLiteMemoryStore:
             rows = self._conn.execute(sql, params).fetchall()
         return [
             MemoryEntry(
-                id=r[0], role="assistant" if r[1] == "assistant" else "user", content=r[2], run_id=r[3], created_at=r[4]
+                id=r[0],
+                role="assistant" if r[1] == "assistant" else "user",
+                content=r[2],
+                run_id=r[3],
+                created_at=r[4],
+                kind=r[5] if r[5] in ("turn", "fact", "summary") else "turn",
+                metadata=json.loads(r[6] or "{}"),
             )
             for r in reversed(rows)
         ]
 
     def clear(self, namespace: MemoryNamespace) -> int:
-        """Forget a namespace; returns how many entries were dropped."""
+        """Forget a namespace (its vectors too); returns how many entries were dropped."""
         with self._lock:
             cur = self._conn.execute("DELETE FROM memory_entries WHERE ns = ?", (namespace.key(),))
-            return int(cur.rowcount)
+            dropped = int(cur.rowcount)
+        if self._vectors is not None:
+            self._vectors.drop(namespace.key())
+        return dropped
 
     def close(self) -> None:
         """Close the connection."""
@@ -184,11 +222,39 @@ class SQLiteMemoryStore:
 RecallFn = Callable[[list[MemoryEntry], InjectionContext], Sequence[MemoryEntry]]
 
 
+def _meta(metadata: Mapping[str, Any]) -> str:
+    return json.dumps(dict(metadata), sort_keys=True, default=str)
+
+
 def _format_entries(header: str, entries: Sequence[MemoryEntry]) -> str:
     lines = [header] if header else []
     for e in entries:
-        lines.append(f"{'User' if e.role == 'user' else 'Assistant'}: {e.content}")
+        if e.kind == "fact":
+            lines.append(f"Fact: {e.content}")
+        elif e.kind == "summary":
+            lines.append(f"Summary of earlier turns: {e.content}")
+        else:
+            lines.append(f"{'User' if e.role == 'user' else 'Assistant'}: {e.content}")
     return "\n".join(lines)
+
+
+@runtime_checkable
+class MemoryStrategy(Protocol):
+    """How a memory recalls (what lands each iteration) and what it writes after a completed turn."""
+
+    name: str
+
+    def recall(self, memory: MemoryInjection, ctx: InjectionContext) -> Recalled: ...
+
+    async def remember(self, memory: MemoryInjection, namespace: MemoryNamespace, turn: list[MemoryEntry]) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Recalled:
+    """What a strategy recalled: the entries (in the order they land) and, per entry id, its score when scored."""
+
+    entries: list[MemoryEntry]
+    scores: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,18 +264,26 @@ class MemoryInjection(Injection):
     store: MemoryStore = field(default_factory=InMemoryMemoryStore)
     recall: int | RecallFn = 5
     header: str = DEFAULT_MEMORY_HEADER
+    strategy: MemoryStrategy | None = None
 
     def namespace(self, ctx: InjectionContext) -> MemoryNamespace:
         """This memory's namespace for the run behind ``ctx``."""
         return memory_namespace(self.id, ctx.identity, ctx.run_id)
 
-    def recall_entries(self, ctx: InjectionContext) -> list[MemoryEntry]:
-        """The entries that land this iteration (last ``k`` turns, or what the recall callable picks)."""
+    def recalled(self, ctx: InjectionContext) -> Recalled:
+        """What lands this iteration: the strategy's recall, else the last ``recall`` turns or the callable's pick."""
+        if self.strategy is not None:
+            return self.strategy.recall(self, ctx)
         ns = self.namespace(ctx)
         if isinstance(self.recall, int):
-            return self.store.load(ns, last=2 * self.recall) if self.recall > 0 else []
+            turns = [e for e in self.store.load(ns, last=2 * self.recall) if e.kind == "turn"] if self.recall else []
+            return Recalled(turns)
         picked = self.recall(list(self.store.load(ns)), ctx)
-        return [e for e in picked if isinstance(e, MemoryEntry)]
+        return Recalled([e for e in picked if isinstance(e, MemoryEntry)])
+
+    def recall_entries(self, ctx: InjectionContext) -> list[MemoryEntry]:
+        """The entries that land this iteration."""
+        return self.recalled(ctx).entries
 
     def render(self, ctx: InjectionContext) -> str:
         """The recalled text ("" when nothing is remembered)."""
@@ -218,21 +292,29 @@ class MemoryInjection(Injection):
 
     def render_record(self, ctx: InjectionContext) -> tuple[str, dict[str, Any]] | None:
         """Recalled text plus the entry ids and namespace, or None when nothing is remembered."""
-        entries = self.recall_entries(ctx)
-        if not entries:
+        got = self.recalled(ctx)
+        if not got.entries:
             return None
-        extras = {"entry_ids": [e.id for e in entries], "namespace": self.namespace(ctx).as_dict()}
-        return _format_entries(self.header, entries), extras
+        extras: dict[str, Any] = {"entry_ids": [e.id for e in got.entries], "namespace": self.namespace(ctx).as_dict()}
+        if self.strategy is not None:
+            extras["strategy"] = self.strategy.name
+        if got.scores:
+            extras["entry_scores"] = [got.scores.get(e.id) for e in got.entries]
+        return _format_entries(self.header, got.entries), extras
 
-    def remember(self, identity: Identity | None, run_id: str, user_message: str, answer: str) -> list[str]:
-        """Store a completed turn (user message, then the answer if any); returns the entry ids written."""
+    async def remember(self, identity: Identity | None, run_id: str, user_message: str, answer: str) -> list[str]:
+        """Store a completed turn (user message, then the answer if any) and what the strategy derives from it;
+        returns the entry ids of the turn."""
         now = time.time()
         entries = [MemoryEntry(id=f"{run_id}:user", role="user", content=user_message, run_id=run_id, created_at=now)]
         if answer:
             entries.append(
                 MemoryEntry(id=f"{run_id}:assistant", role="assistant", content=answer, run_id=run_id, created_at=now)
             )
-        self.store.append(memory_namespace(self.id, identity, run_id), entries)
+        namespace = memory_namespace(self.id, identity, run_id)
+        self.store.append(namespace, entries)
+        if self.strategy is not None:
+            await self.strategy.remember(self, namespace, entries)
         return [e.id for e in entries]
 
 
@@ -246,9 +328,11 @@ def define_memory(
     header: str = DEFAULT_MEMORY_HEADER,
     cache: CachePolicy = "while-active",
     description: str = "",
+    strategy: MemoryStrategy | None = None,
 ) -> MemoryInjection:
     """Conversation memory per identity ``{tenant, principal, conversation_id}``: recalls the last ``recall``
-    turns (or what a ``recall(entries, ctx)`` callable picks) into ``slot``; completed turns are written back."""
+    turns (or what a ``recall(entries, ctx)`` callable picks, or what a ``strategy`` recalls: semantic top-k,
+    summary, extracted facts, decay) into ``slot``; completed turns are written back."""
     check_injection_id(id)
     store = InMemoryMemoryStore() if store is None else store
     if not isinstance(store, MemoryStore):
@@ -259,6 +343,8 @@ def define_memory(
         raise InvalidInjectionError(f"memory '{id}' recall must be a turn count 0..{_MAX_RECALL_TURNS} or a callable")
     if not isinstance(header, str):
         raise InvalidInjectionError(f"memory '{id}' header must be a string")
+    if strategy is not None and not isinstance(strategy, MemoryStrategy):
+        raise InvalidInjectionError(f"memory '{id}' strategy must be a memory strategy, got {type(strategy).__name__}")
     check_cache_policy(cache, id)
     return MemoryInjection(
         id=id,
@@ -272,10 +358,11 @@ def define_memory(
         store=store,
         recall=recall,
         header=header,
+        strategy=strategy,
     )
 
 
-def remember_turn(
+async def remember_turn(
     injections: Sequence[Injection],
     *,
     identity: Identity | None,
@@ -295,7 +382,7 @@ def remember_turn(
             "namespace": memory_namespace(inj.id, identity, run_id).as_dict(),
         }
         try:
-            record["entry_ids"] = inj.remember(identity, run_id, user_message, answer)
+            record["entry_ids"] = await inj.remember(identity, run_id, user_message, answer)
         except Exception as exc:
             record["entry_ids"] = []
             record["error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
@@ -315,6 +402,8 @@ __all__ = [
     "MemoryInjection",
     "MemoryNamespace",
     "MemoryStore",
+    "MemoryStrategy",
+    "Recalled",
     "SQLiteMemoryStore",
     "define_memory",
     "memory_namespace",

@@ -129,9 +129,18 @@ class RagInjection(Injection):
     k: int = 3
     query: QueryFn = _default_query
     header: str = DEFAULT_RAG_HEADER
+    excluded: frozenset[str] = frozenset()
+    """Chunk ids never landed (``agent.without(chunk_id)``: the ablation seam for one chunk)."""
+
+    def knows(self, chunk_id: str) -> bool:
+        """Whether this retrieval can return a chunk with this id (its index or store holds it)."""
+        if isinstance(self.retriever, BM25Index):
+            return any(c.id == chunk_id for c in self.retriever.chunks)
+        knows = getattr(self.retriever, "knows", None)
+        return bool(knows(chunk_id)) if callable(knows) else False
 
     def retrieve(self, ctx: InjectionContext) -> list[Chunk]:
-        """Run the retriever on the query and keep the top ``k`` chunks."""
+        """Run the retriever on the query and keep the top ``k`` chunks (never an excluded one)."""
         assert self.retriever is not None
         query = self.query(ctx)
         if not isinstance(query, str) or not query.strip():
@@ -142,7 +151,8 @@ class RagInjection(Injection):
             if callable(close):
                 close()
             raise TypeError("RAG retriever must be synchronous (it returned an awaitable)")
-        return [as_chunk(c, i) for i, c in enumerate(found)][: self.k]
+        chunks = [as_chunk(c, i) for i, c in enumerate(found)]
+        return [c for c in chunks if c.id not in self.excluded][: self.k]
 
     def render(self, ctx: InjectionContext) -> str:
         """The retrieved text ("" when nothing was found)."""
@@ -156,7 +166,14 @@ class RagInjection(Injection):
             return None
         lines = [self.header] if self.header else []
         lines.extend(f"[{c.id}] {c.text}" for c in chunks)
-        extras = {"chunk_ids": [c.id for c in chunks], "chunk_scores": [c.score for c in chunks]}
+        extras = {
+            "chunk_ids": [c.id for c in chunks],
+            "chunk_scores": [c.score for c in chunks],
+            "chunks": [
+                {"id": c.id, "document_id": str(c.metadata.get("document_id", c.id)), "score": c.score, "text": c.text}
+                for c in chunks
+            ],
+        }
         return "\n".join(lines), extras
 
 
@@ -165,6 +182,10 @@ def define_rag(
     id: str,
     retriever: Retriever | None = None,
     documents: Iterable[Chunk | str | Mapping[str, Any]] | None = None,
+    store: Any = None,
+    corpus: str = "default",
+    embedder: Any = None,
+    mode: Literal["hybrid", "vector", "keyword"] = "hybrid",
     k: int = 3,
     slot: Literal["system_prompt", "messages"] = "system_prompt",
     query: QueryFn | None = None,
@@ -173,11 +194,17 @@ def define_rag(
     cache: CachePolicy = "while-active",
     description: str = "",
 ) -> RagInjection:
-    """Retrieval augmentation: a synchronous ``retriever(query) -> chunks`` or a BM25 index over ``documents``;
-    the top ``k`` chunks for ``query(ctx)`` (default: the user message) land in ``slot`` with their ids."""
+    """Retrieval augmentation: a synchronous ``retriever(query) -> chunks``, a BM25 index over ``documents``, or a
+    corpus ``index_corpus`` wrote into a vector ``store`` (``mode``: hybrid BM25 + vector, vector or keyword, with
+    ``embedder``); the top ``k`` chunks for ``query(ctx)`` (default: the user message) land in ``slot``, each with
+    its chunk id and document id."""
     check_injection_id(id)
-    if (retriever is None) == (documents is None):
-        raise InvalidInjectionError(f"rag '{id}' takes exactly one of retriever= or documents=")
+    if sum(x is not None for x in (retriever, documents, store)) != 1:
+        raise InvalidInjectionError(f"rag '{id}' takes exactly one of retriever=, documents= or store=")
+    if store is not None:
+        from agentfootprint.context.corpus import StoreRetriever
+
+        retriever = StoreRetriever(store, corpus=corpus, embedder=embedder, mode=mode, candidates=max(20, 2 * k))
     if retriever is not None and not callable(retriever):
         raise InvalidInjectionError(f"rag '{id}' retriever must be a callable(query) -> list of chunks")
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= _MAX_K:

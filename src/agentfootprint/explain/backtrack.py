@@ -51,6 +51,10 @@ class SourceTrail(BaseModel):
     hops: list[Hop]
     trigger: str | None = None
     position: int = 0
+    document_id: str | None = None
+    """For a retrieved chunk: the document it was cut from."""
+    parent: str | None = None
+    """For a retrieved chunk: the retrieval (``define_rag`` id) that landed it."""
 
     @property
     def ablatable(self) -> bool:
@@ -205,6 +209,8 @@ def _injected_sources(
     for i, record in enumerate(records):
         kind = record.get("source", "custom")
         kind = kind if kind in ("fact", "steering", "instruction", "skill", "memory", "rag", "system") else "fact"
+        if kind == "rag" and record.get("chunks"):
+            out.extend(_chunk_sources(call, landed, allowed, record, answer_hop, read_hop_detail, slot, start + i))
         out.append(
             SourceTrail(
                 kind=kind,
@@ -219,6 +225,48 @@ def _injected_sources(
                     Hop(kind="landed", runtime_stage_id=landed.runtime_stage_id, detail=f"wrote {slot_key}"),
                     _allowed_hop(allowed.runtime_stage_id, record),
                     Hop(kind="born", runtime_stage_id=None, detail=_born_detail(record)),
+                ],
+            )
+        )
+    return out
+
+
+def _chunk_sources(
+    call: Commit,
+    landed: Commit,
+    allowed: Commit,
+    record: dict[str, Any],
+    answer_hop: Hop,
+    read_hop_detail: str,
+    slot: Literal["system_prompt", "messages"],
+    position: int,
+) -> list[SourceTrail]:
+    """Every retrieved chunk is a source of its own (chunk id, document id), ablatable one at a time."""
+    rag_id = str(record.get("source_id"))
+    out: list[SourceTrail] = []
+    for n, chunk in enumerate(record.get("chunks") or ()):
+        chunk_id, doc = str(chunk.get("id")), str(chunk.get("document_id") or chunk.get("id"))
+        out.append(
+            SourceTrail(
+                kind="rag",
+                id=chunk_id,
+                text=str(chunk.get("text", "")),
+                slot=slot,
+                trigger=str(record.get("trigger")),
+                position=position,
+                document_id=doc,
+                parent=rag_id,
+                hops=[
+                    answer_hop,
+                    Hop(kind="read", runtime_stage_id=call.runtime_stage_id, detail=read_hop_detail),
+                    Hop(kind="landed", runtime_stage_id=landed.runtime_stage_id, detail=f"wrote {slot}"),
+                    _allowed_hop(allowed.runtime_stage_id, record),
+                    Hop(
+                        kind="born",
+                        runtime_stage_id=allowed.runtime_stage_id,
+                        detail=f"chunk {chunk_id} of document {doc}, retrieved by define_rag('{rag_id}') "
+                        f"(rank {n + 1}, score {chunk.get('score')})",
+                    ),
                 ],
             )
         )

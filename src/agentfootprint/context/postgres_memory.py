@@ -1,0 +1,125 @@
+"""Memory in PostgreSQL, for several replicas sharing one database: entries in a table, vectors with pgvector."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from agentfootprint.context.memory import MemoryEntry, MemoryNamespace
+from agentfootprint.context.postgres_vectors import PostgresVectorStore
+from agentfootprint.context.sqlite_vectors import VectorStoreUnavailableError
+from agentfootprint.context.vectors import VectorStore
+
+
+class PostgresMemoryStore:
+    """A ``MemoryStore`` in PostgreSQL (psycopg 3): entries per namespace in insertion order, ``append`` idempotent
+    by entry id; ``vectors`` (pgvector, ``dimension`` floats) backs semantic recall."""
+
+    def __init__(self, dsn: str, *, dimension: int = 384, table: str = "af_memory") -> None:
+        try:
+            self._psycopg: Any = importlib.import_module("psycopg")
+        except ImportError as exc:
+            raise VectorStoreUnavailableError(
+                "PostgreSQL memory needs psycopg: pip install 'agentfootprint[postgres]'"
+            ) from exc
+        self.dsn = dsn
+        self.dimension = dimension
+        self._vectors_table = f"{table}_vectors"
+        self.table = PostgresVectorStore.check_table(table)
+        self._lock = threading.Lock()
+        self._conn: Any = None
+        self._vectors: PostgresVectorStore | None = None
+        with self._lock:
+            self._connect()
+
+    def _connect(self) -> Any:
+        if self._conn is not None and not self._conn.closed:
+            return self._conn
+        conn = self._psycopg.connect(self.dsn, autocommit=True)
+        conn.execute(
+            f"CREATE TABLE IF NOT EXISTS {self.table} (seq BIGSERIAL PRIMARY KEY, ns TEXT NOT NULL,"
+            " entry_id TEXT NOT NULL, role TEXT NOT NULL, content TEXT NOT NULL, run_id TEXT NOT NULL,"
+            " created_at DOUBLE PRECISION NOT NULL, kind TEXT NOT NULL DEFAULT 'turn',"
+            " meta JSONB NOT NULL DEFAULT '{}', UNIQUE (ns, entry_id))"
+        )
+        conn.execute(f"CREATE INDEX IF NOT EXISTS {self.table}_ns ON {self.table} (ns, seq)")
+        self._conn = conn
+        return conn
+
+    @property
+    def vectors(self) -> VectorStore:
+        """Vectors beside the entries (pgvector), opened on first use."""
+        if self._vectors is None:
+            self._vectors = PostgresVectorStore(self.dsn, dimension=self.dimension, table=self._vectors_table)
+        return self._vectors
+
+    def append(self, namespace: MemoryNamespace, entries: Sequence[MemoryEntry]) -> None:
+        """Add entries in order in one transaction; ids already stored in this namespace are skipped."""
+        rows = [
+            (
+                namespace.key(),
+                e.id,
+                e.role,
+                e.content,
+                e.run_id,
+                e.created_at,
+                e.kind,
+                json.dumps(dict(e.metadata), sort_keys=True, default=str),
+            )
+            for e in entries
+        ]
+        with self._lock:
+            conn = self._connect()
+            with conn.transaction(), conn.cursor() as cur:
+                cur.executemany(
+                    f"INSERT INTO {self.table} (ns, entry_id, role, content, run_id, created_at, kind, meta)"
+                    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (ns, entry_id) DO NOTHING",
+                    rows,
+                )
+
+    def load(self, namespace: MemoryNamespace, *, last: int | None = None) -> list[MemoryEntry]:
+        """Entries of this namespace, oldest first; ``last`` keeps only the newest ones."""
+        sql = (
+            f"SELECT entry_id, role, content, run_id, created_at, kind, meta FROM {self.table} WHERE ns = %s"
+            " ORDER BY seq DESC"
+        )
+        params: tuple[Any, ...] = (namespace.key(),)
+        if last is not None:
+            sql += " LIMIT %s"
+            params = (*params, max(0, int(last)))
+        with self._lock:
+            rows = self._connect().execute(sql, params).fetchall()
+        return [
+            MemoryEntry(
+                id=r[0],
+                role="assistant" if r[1] == "assistant" else "user",
+                content=r[2],
+                run_id=r[3],
+                created_at=r[4],
+                kind=r[5] if r[5] in ("turn", "fact", "summary") else "turn",
+                metadata=dict(r[6] or {}),
+            )
+            for r in reversed(rows)
+        ]
+
+    def clear(self, namespace: MemoryNamespace) -> int:
+        """Forget a namespace (its vectors too); returns how many entries were dropped."""
+        with self._lock:
+            cur = self._connect().execute(f"DELETE FROM {self.table} WHERE ns = %s", (namespace.key(),))
+        if self._vectors is not None:
+            self._vectors.drop(namespace.key())
+        return int(cur.rowcount)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+        if self._vectors is not None:
+            self._vectors.close()
+
+
+__all__ = ["PostgresMemoryStore"]
