@@ -8,11 +8,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from tests._live import free_port
 from tests._postgres import throwaway_postgres
 
 from agentfootprint.hosting import SessionStore, memory_sessions, postgres_sessions, sqlite_sessions
 
 StoreMaker = Callable[..., SessionStore]
+__all__ = ["StoreMaker", "free_port"]
 PG_BIN_CANDIDATES = (Path("/usr/lib/postgresql/15/bin"),)
 
 
