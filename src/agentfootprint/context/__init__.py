@@ -31,6 +31,7 @@ from agentfootprint.context.memory import (
 )
 from agentfootprint.context.rag import BM25Index, Chunk, RagInjection, define_rag
 from agentfootprint.context.window import (
+    SUMMARY_PREFIX,
     FoldedSpan,
     SummarizeOldest,
     TokenBudgetWindow,
@@ -43,6 +44,7 @@ from agentfootprint.context.window import (
 __all__ = [
     "CONTEXT_BUDGET_PRESSURE",
     "CONTEXT_EVICTED",
+    "SUMMARY_PREFIX",
     "BM25Index",
     "Chunk",
     "ContextBudget",

@@ -166,7 +166,8 @@ def _cut(text: str, limit: int) -> int:
         at = window.rfind(mark)
         if at > limit // 3:
             return at + len(mark)
-    return limit
+    space = max((i for i, ch in enumerate(window) if ch.isspace()), default=-1)
+    return space + 1 if space > 0 else limit
 
 
 def _pieces(text: str, size: int, overlap: int) -> list[tuple[int, str]]:
