@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import Any, Literal
 
@@ -19,7 +18,7 @@ def run_real_demo(
 ) -> dict[str, Any]:
     """Run the refunds agent on SmolLM2 via llama.cpp (temperature 0, seed 0), then backtrack and localize it."""
     from agentfootprint._flagship import QUESTION, refunds_agent
-    from agentfootprint.explain import backtrack, localize_context_bug
+    from agentfootprint.explain import backtrack, localize_sync
     from agentfootprint.providers.local import local_llm
 
     console = console or Console()
@@ -35,9 +34,7 @@ def run_real_demo(
         bt = backtrack(agent)
         console.print(str(bt), markup=False, highlight=False)
         console.rule(f"Localize: rank suspects, then prove by ablation ({samples} seeded reruns each)")
-        report = asyncio.run(
-            localize_context_bug(agent, samples=samples, max_suspects=max_suspects, concurrency=1, progress=False)
-        )
+        report = localize_sync(agent, samples=samples, max_suspects=max_suspects, concurrency=1, progress=False)
         console.print(str(report), markup=False, highlight=False)
     elapsed = time.monotonic() - started
     console.print(f"\nDone in {elapsed:.1f}s (model start-up included).", highlight=False)

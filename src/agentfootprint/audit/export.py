@@ -20,7 +20,7 @@ from agentfootprint.audit._canonical import ZERO_HASH, canonical_bytes, jsonable
 from agentfootprint.audit._payload import PAYLOAD_MODES, PayloadMode, commit_payload, event_payload, state_payload
 from agentfootprint.audit.errors import AuditExportError
 from agentfootprint.flow.result import FlowResult
-from agentfootprint.flow.snapshot import FlowSnapshot
+from agentfootprint.flow.snapshot import FlowSnapshot, Recorded
 
 __all__ = [
     "AUDIT_FORMAT",
@@ -120,7 +120,7 @@ def _head_of(segment: Any) -> AuditHead | None:
     )
 
 
-def _resolve(source: Any) -> tuple[FlowSnapshot, list[Any] | None]:
+def _resolve(source: object) -> tuple[FlowSnapshot, list[Any] | None]:
     if isinstance(source, FlowSnapshot):
         return source, None
     if isinstance(source, FlowResult):
@@ -182,7 +182,7 @@ def _is_new_event(meta: Mapping[str, Any], after_seq: int | None, after_ts: str 
 
 
 def export_audit(
-    agent_or_snapshot: Any,
+    agent_or_snapshot: Recorded | FlowSnapshot | FlowResult,
     *,
     payload_mode: PayloadMode = "bounded",
     events: Iterable[Any] | None = None,

@@ -16,7 +16,9 @@ import os
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+from agentfootprint.events import AgentEvent
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
@@ -84,6 +86,14 @@ AF_STATUS = "agentfootprint.status"
 AF_PAUSED = "agentfootprint.paused"
 
 OPERATION_INVOKE_AGENT = "invoke_agent"
+
+
+class Observable(Protocol):
+    """What ``instrument`` watches: a runner whose events can be listened to (an agent, a composition)."""
+
+    def on(self, type_or_glob: str, fn: Callable[[AgentEvent], Any]) -> Callable[[], None]: ...
+
+
 OPERATION_CHAT = "chat"
 OPERATION_EXECUTE_TOOL = "execute_tool"
 CAPTURE_CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
@@ -178,7 +188,7 @@ class _Turn:
 class _Instrumentation:
     """Turns one agent's events into spans; ``stop()`` unsubscribes and closes what is still open."""
 
-    def __init__(self, agent: Any, tracer: Tracer, capture: bool) -> None:
+    def __init__(self, agent: Observable, tracer: Tracer, capture: bool) -> None:
         from opentelemetry import context as otel_context
         from opentelemetry import trace
 
@@ -525,7 +535,7 @@ class _Instrumentation:
 
 
 def instrument(
-    agent: Any,
+    agent: Observable,
     tracer_provider: TracerProvider | None = None,
     *,
     capture_content: bool | None = None,

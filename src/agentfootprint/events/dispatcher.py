@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
+from agentfootprint._sync import run_sync
 from agentfootprint.errors import AgentFootprintError
 from agentfootprint.events.model import AgentEvent, EventMeta
 from agentfootprint.events.types import EVENT_PREFIX, KNOWN_DOMAINS, KNOWN_EVENT_TYPES, full_event_type
@@ -331,7 +332,7 @@ class EventDispatcher:
 
     def drain_sync(self, timeout: float | None = None) -> int:
         """``drain`` where no event loop is running."""
-        return asyncio.run(self.drain(timeout))
+        return run_sync(self.drain(timeout), "await dispatcher.drain(...)")
 
     # ------------------------------------------------------------ errors
 

@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 from agentfootprint._text import summarize_value
 from agentfootprint.context.window import SUMMARY_PREFIX, folded_span_for
 from agentfootprint.errors import AgentFootprintError
+from agentfootprint.explain._targets import RecordLike
 from agentfootprint.flow import Commit, FlowSnapshot
 
 SourceKind = Literal["fact", "steering", "instruction", "skill", "memory", "rag", "tool", "message", "system"]
@@ -90,7 +91,7 @@ class Backtrack(BaseModel):
         return "\n".join(lines)
 
 
-def _snapshot_of(target: Any) -> FlowSnapshot:
+def _snapshot_of(target: RecordLike) -> FlowSnapshot:
     if isinstance(target, FlowSnapshot):
         return target
     last = getattr(target, "last_snapshot", None)
@@ -614,7 +615,7 @@ def _via_detail(snap: FlowSnapshot, key: str, idx: int, upstream: Commit) -> str
     return f"{key} made by {handed.stage_name} from {member}'s answer"
 
 
-def backtrack(target: Any, *, at: str | None = None) -> Backtrack:
+def backtrack(target: RecordLike, *, at: str | None = None) -> Backtrack:
     """Every piece of context that reached the final model call (or the call behind step ``at``), with its chain."""
     snap = _snapshot_of(target)
     final = next(

@@ -5,13 +5,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
 from agentfootprint.errors import AgentFootprintError
 from agentfootprint.explain._stats import Verdict
 from agentfootprint.explain.backtrack import backtrack
+
+if TYPE_CHECKING:
+    from agentfootprint.agent import Agent
 from agentfootprint.explain.localize import OutcomeChanged, _default_outcome_changed, _verdict, rerun_answer
 
 
@@ -43,10 +46,11 @@ def _rule_errors(snapshot: Any) -> dict[str, str]:
     return errors
 
 
-def find_dropped_context(agent: Any) -> list[DroppedContext]:
+def find_dropped_context(agent: Agent) -> list[DroppedContext]:
     """Declared facts/steering/instructions/skills/tools that did not reach the final model call, and why."""
     bt = backtrack(agent)
     snapshot = agent.last_snapshot()
+    assert snapshot is not None  # backtrack refused a run-less agent already
     reached = {(s.kind if s.kind != "system" else "system", s.id) for s in bt.sources}
     reached_ids = {sid for _, sid in reached}
     active_ever = _ever(snapshot, "context_evaluated", "active_ids")

@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
+from agentfootprint._progress import ProgressBar
+from agentfootprint._sync import run_sync
 from agentfootprint.errors import AgentFootprintError
 from agentfootprint.explain._arms import BASELINE, ArmResult, Judge, Rerun, Sampler
 from agentfootprint.explain._group import Candidate, GroupSearch
 from agentfootprint.explain._replay import ReplayCache, RerunWorld, rerun_agent
 from agentfootprint.explain._stats import FISHER_TEST, Verdict, majority_verdict
+from agentfootprint.explain._targets import RecordLike, Rerunnable
 from agentfootprint.explain.backtrack import Backtrack, BacktrackError, SourceTrail, backtrack
 from agentfootprint.explain.scoring import (
     LexicalScorer,
@@ -234,26 +236,6 @@ def _set_claim(c: Candidate, labels: list[str], statistical: bool, alpha: float)
     return text + "; restoring any one of them alone stops the flip (a 1-minimal culprit set)"
 
 
-class _Progress:
-    def __init__(self, enabled: bool) -> None:
-        self._progress: Any = None
-        self._task: Any = None
-        if enabled:
-            from rich.progress import Progress
-
-            self._progress = Progress(transient=True)
-            self._progress.start()
-            self._task = self._progress.add_task("reruns", total=None)
-
-    def advance(self) -> None:
-        if self._progress is not None:
-            self._progress.advance(self._task)
-
-    def close(self) -> None:
-        if self._progress is not None:
-            self._progress.stop()
-
-
 def render_reply(response: Any) -> str:
     """A model call's reply as one string: its text, then one ``-> tool {args}`` line per tool call."""
     if not isinstance(response, dict):
@@ -422,14 +404,12 @@ def _check_args(
         raise LocalizeError("at must be a model call's runtime stage id (a non-empty str), or None")
 
 
-def _known_ids(agent: Any) -> set[str] | None:
-    if hasattr(agent, "source_ids"):
-        return set(agent.source_ids())
-    return set(agent.config.source_ids()) if hasattr(agent, "config") else None
+def _known_ids(agent: object) -> set[str] | None:
+    return set(agent.source_ids()) if isinstance(agent, Rerunnable) else None
 
 
 async def localize_context_bug(
-    agent: Any,
+    agent: Rerunnable | RecordLike,
     *,
     samples: int = 3,
     outcome_changed: OutcomeChanged | None = None,
@@ -496,7 +476,7 @@ async def localize_context_bug(
             for i, (s, score) in enumerate(ranked)
         ]
         return LocalizationReport(mode="correlational", samples=0, suspects=suspects, honesty_flags=flags, **common)
-    if not hasattr(agent, "without") or not hasattr(agent, "last_run_input"):
+    if not isinstance(agent, Rerunnable):
         raise LocalizeError("causal localization reruns the agent: pass the Agent (or use samples=0)")
     world = RerunWorld(ReplayCache(), _recorded_run_id(agent))
     counter = _CallCount()
@@ -505,8 +485,7 @@ async def localize_context_bug(
         if executor is None
         else _executor_rerun(agent, executor, agent_factory, step, counter)
     )
-    show = sys.stderr.isatty() if progress is None else progress
-    bar = _Progress(show)
+    bar = ProgressBar("reruns", None, progress)
     sampler = Sampler(
         rerun, original, outcome_changed or _default_outcome_changed,
         concurrency=concurrency, max_reruns=max_reruns, on_rerun=bar.advance,
@@ -712,9 +691,9 @@ class _Localization:
         )
 
 
-def localize_sync(agent: Any, **kwargs: Any) -> LocalizationReport:
+def localize_sync(agent: Rerunnable | RecordLike, **kwargs: Any) -> LocalizationReport:
     """Blocking twin of :func:`localize_context_bug`."""
-    return asyncio.run(localize_context_bug(agent, **kwargs))
+    return run_sync(localize_context_bug(agent, **kwargs), "await localize_context_bug(...)")
 
 
 class RerunReport(BaseModel):
@@ -731,7 +710,7 @@ class RerunReport(BaseModel):
 
 
 async def rerun_without_sources(
-    agent: Any, ignore: Sequence[str], *, samples: int = 3, outcome_changed: OutcomeChanged | None = None
+    agent: Rerunnable, ignore: Sequence[str], *, samples: int = 3, outcome_changed: OutcomeChanged | None = None
 ) -> RerunReport:
     """Rerun without ``ignore`` ``samples`` times (plus a baseline) and say whether the outcome flips."""
     if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:

@@ -26,7 +26,7 @@ from agentfootprint.flow.recorder import HOOKS, Recorder, RecorderFailure
 from agentfootprint.flow.redaction import REDACTED, RedactionPolicy, Redactor
 from agentfootprint.flow.result import FlowResult
 from agentfootprint.flow.scope import Scope
-from agentfootprint.flow.snapshot import FlowSnapshot, TreeNode
+from agentfootprint.flow.snapshot import FlowSnapshot, Recorded, TreeNode
 
 __all__ = [
     "HOOKS",
@@ -56,6 +56,7 @@ __all__ = [
     "ParallelMergeConflictError",
     "PauseNotAllowedError",
     "PendingAnswersError",
+    "Recorded",
     "Recorder",
     "RecorderFailure",
     "RedactionPolicy",

@@ -49,7 +49,6 @@ class FlowChartBuilder:
         self._tails: list[str] = []
         self._max_iterations = max_iterations
         self._fork_count = 0
-        self._built = False
         node = self._add(Node(id=_check_id(id), name=name, kind="stage", fn=fn, description=description))
         _check_fn(fn, node.id)
         self._root = node.id
@@ -219,7 +218,6 @@ class FlowChartBuilder:
                 raise ChartBuildError(f"decider '{node.id}' default '{node.default[:80]}' is not one of its branches")
         if self._max_iterations < 1:
             raise ChartBuildError("max_iterations must be >= 1")
-        self._built = True
         return FlowChart(self._name, self._root, dict(self._nodes), max_iterations=self._max_iterations)
 
     def to_mermaid(self) -> str:
@@ -234,7 +232,6 @@ class _BranchList:
     def __init__(self, parent: FlowChartBuilder, node: Node) -> None:
         self._parent = parent
         self._node = node
-        self._ended = False
 
     def _add_branch(
         self,

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
+
+from agentfootprint._sync import run_sync
 
 if TYPE_CHECKING:
     from agentfootprint.flow.cancel import CancelToken
@@ -209,18 +210,8 @@ class FlowChart:
 
     def run_sync(self, state: Mapping[str, Any] | None = None, **kwargs: Any) -> FlowResult:
         """Blocking twin of :meth:`run` for scripts (no event loop may be running in this thread)."""
-        return _run_blocking(self.run(state, **kwargs))
+        return run_sync(self.run(state, **kwargs), "await chart.run(...)")
 
     def resume_sync(self, checkpoint: Mapping[str, Any], answer: Any = None, **kwargs: Any) -> FlowResult:
         """Blocking twin of :meth:`resume`."""
-        return _run_blocking(self.resume(checkpoint, answer, **kwargs))
-
-
-def _run_blocking(coro: Any) -> FlowResult:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        result: FlowResult = asyncio.run(coro)
-        return result
-    coro.close()
-    raise RuntimeError("a *_sync method was called inside a running event loop; await the async method instead")
+        return run_sync(self.resume(checkpoint, answer, **kwargs), "await chart.resume(...)")

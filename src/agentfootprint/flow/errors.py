@@ -28,12 +28,6 @@ class InvalidStateKeyError(FlowError, TypeError):
     code = "ERR_INVALID_STATE_KEY"
 
 
-class ReadOnlyArgsError(FlowError, TypeError):
-    """Run args are frozen input: writing to them is refused."""
-
-    code = "ERR_ARGS_READ_ONLY"
-
-
 class LoopLimitError(FlowError, RuntimeError):
     """A node was visited more times than its iteration limit allows."""
 

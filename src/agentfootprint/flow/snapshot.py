@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -129,3 +129,10 @@ class FlowSnapshot(BaseModel):
         for rid in first:
             node_for(rid)
         return roots
+
+
+@runtime_checkable
+class Recorded(Protocol):
+    """Anything that keeps its last run's record: an agent, a composition."""
+
+    def last_snapshot(self) -> FlowSnapshot | None: ...

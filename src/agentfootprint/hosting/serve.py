@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import importlib
-import re
-import sys
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentfootprint._loader import FactoryPathError, import_path
 from agentfootprint.hosting.body import DEFAULT_MAX_BODY_BYTES
 from agentfootprint.hosting.refusal import HostingConfigError
 from agentfootprint.hosting.sessions import DEFAULT_LEASE_SECONDS
@@ -20,26 +17,18 @@ if TYPE_CHECKING:
 
 __all__ = ["load_factory", "open_sessions", "serve"]
 
-_TARGET = re.compile(r"(?P<module>[A-Za-z_][\w.]*):(?P<attr>[A-Za-z_][\w.]*)", re.ASCII)
-
 
 def load_factory(target: str) -> AgentFactory:
     """Import ``module:factory`` (the current directory is importable) and return the factory callable."""
-    match = _TARGET.fullmatch(target) if isinstance(target, str) else None
-    if match is None:
-        raise HostingConfigError("the target must look like 'module:factory' (e.g. 'myapp.agents:make_agent')")
-    cwd = str(Path.cwd())
-    if cwd not in sys.path:
-        sys.path.insert(0, cwd)
     try:
-        value: Any = importlib.import_module(match["module"])
-    except ImportError as err:
-        raise HostingConfigError(f"cannot import module {match['module']!r}: {err}") from None
-    for part in match["attr"].split("."):
-        if not hasattr(value, part):
-            raise HostingConfigError(f"module {match['module']!r} has no attribute {match['attr']!r}")
-        value = getattr(value, part)
-    from agentfootprint.agent.agent import Agent
+        value = import_path(target, from_cwd=True)
+    except FactoryPathError as err:
+        if err.reason == "shape":
+            raise HostingConfigError(
+                "the target must look like 'module:factory' (e.g. 'myapp.agents:make_agent')"
+            ) from None
+        raise HostingConfigError(str(err)) from None
+    from agentfootprint.agent import Agent
 
     if isinstance(value, Agent):
         raise HostingConfigError(f"{target!r} is an Agent: serve a factory (one agent per turn) that builds one")

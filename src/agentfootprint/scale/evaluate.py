@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 import io
-import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from agentfootprint._progress import ProgressBar
+from agentfootprint._sync import run_sync
 from agentfootprint.scale.executor import Executor, InProcessExecutor, run_specs
 from agentfootprint.scale.spec import EvaluationError, RunOutcome, RunSpec, scrub_message
 
@@ -169,26 +169,6 @@ def _spec(agent_factory: str, index: int, item: Mapping[str, Any], seed: int | N
         raise EvaluationError(f"dataset[{index}] is not a valid run: {scrub_message(str(exc), 300)}") from None
 
 
-class _Bar:
-    def __init__(self, total: int, enabled: bool) -> None:
-        self._progress: Any = None
-        self._task: Any = None
-        if enabled and total:
-            from rich.progress import Progress
-
-            self._progress = Progress(transient=True)
-            self._progress.start()
-            self._task = self._progress.add_task("evaluating", total=total)
-
-    def __call__(self, done: int, total: int, outcome: RunOutcome) -> None:
-        if self._progress is not None:
-            self._progress.update(self._task, completed=done)
-
-    def close(self) -> None:
-        if self._progress is not None:
-            self._progress.stop()
-
-
 async def evaluate(
     agent_factory: str,
     dataset: Sequence[Mapping[str, Any]],
@@ -216,12 +196,11 @@ async def evaluate(
     taken: set[str] = set()
     named = [(_check_name(c, taken), c) for c in checks]
     runner: Executor = executor if executor is not None else InProcessExecutor(concurrency)
-    bar = _Bar(len(specs), sys.stderr.isatty() if progress is None else progress)
     started = time.perf_counter()
-    try:
-        outcomes = await run_specs(runner, specs, concurrency=concurrency, progress=bar)
-    finally:
-        bar.close()
+    with ProgressBar("evaluating", len(specs), progress) as bar:
+        outcomes = await run_specs(
+            runner, specs, concurrency=concurrency, progress=lambda done, total, outcome: bar.reached(done)
+        )
     wall = time.perf_counter() - started
     items: list[ItemResult] = []
     for i, (item, outcome) in enumerate(zip(dataset, outcomes, strict=True)):
@@ -253,4 +232,4 @@ async def evaluate(
 
 def evaluate_sync(agent_factory: str, dataset: Sequence[Mapping[str, Any]], **kwargs: Any) -> EvaluationReport:
     """Blocking twin of :func:`evaluate`."""
-    return asyncio.run(evaluate(agent_factory, dataset, **kwargs))
+    return run_sync(evaluate(agent_factory, dataset, **kwargs), "await evaluate(...)")

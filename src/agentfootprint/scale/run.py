@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
-import importlib
 import os
 import socket
 import time
 from collections.abc import Callable
 from typing import Any
 
+from agentfootprint._loader import FactoryPathError, import_path
+from agentfootprint._sync import run_sync
 from agentfootprint.agent import Agent
 from agentfootprint.scale.spec import AgentFactoryError, RunOutcome, RunSpec, describe_error
 
@@ -20,19 +20,12 @@ AgentFactory = Callable[[], Agent]
 @functools.lru_cache(maxsize=128)
 def load_agent_factory(path: str) -> AgentFactory:
     """Import ``module:function`` (cached per process) and return the callable; ``AgentFactoryError`` if not."""
-    module_name, _, attr = path.partition(":")
-    if not module_name or not attr:
-        raise AgentFactoryError(f"an agent factory path looks like 'module:function', got {path[:200]!r}")
     try:
-        value: Any = importlib.import_module(module_name)
-    except ImportError as err:
-        raise AgentFactoryError(f"cannot import module {module_name!r} for agent factory: {err}") from None
-    for part in attr.split("."):
-        if not hasattr(value, part):
-            raise AgentFactoryError(f"module {module_name!r} has no attribute {attr!r}")
-        value = getattr(value, part)
+        value = import_path(path)
+    except FactoryPathError as err:
+        raise AgentFactoryError(f"agent factory: {err}") from None
     if isinstance(value, Agent) or not callable(value):
-        raise AgentFactoryError(f"{path!r} must be a no-argument function returning an Agent")
+        raise AgentFactoryError("an agent factory must be a no-argument function returning an Agent")
     factory: AgentFactory = value
     return factory
 
@@ -97,4 +90,4 @@ def run_spec_json(spec_json: str) -> str:
         spec = RunSpec.model_validate_json(spec_json)
     except Exception as exc:
         return RunOutcome(status="error", error=describe_error(exc), worker=worker_label()).model_dump_json()
-    return asyncio.run(run_spec(spec)).model_dump_json()
+    return run_sync(run_spec(spec), "await run_spec(...)").model_dump_json()

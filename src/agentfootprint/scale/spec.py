@@ -8,9 +8,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentfootprint._loader import FACTORY_PATTERN
 from agentfootprint.errors import AgentFootprintError
 
-FACTORY_PATTERN = r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$"
 MAX_ERROR_CHARS = 500
 RunStatus = Literal["completed", "paused", "error"]
 
