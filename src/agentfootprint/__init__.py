@@ -3,7 +3,7 @@
 from typing import TYPE_CHECKING
 
 from agentfootprint import _wiring  # noqa: F401  (registers the extensions above the agent)
-from agentfootprint._lazy import lazy_exports
+from agentfootprint._lazy import lazy_exports as _lazy_exports
 from agentfootprint.agent import (
     Agent,
     AgentBuilder,
@@ -19,7 +19,6 @@ from agentfootprint.agent import (
     RunResult,
     StoppedEarly,
     UnknownSourceError,
-    normalize_run_input,
 )
 from agentfootprint.compose import (
     Conditional,
@@ -93,7 +92,6 @@ __all__ = [
     "define_steering",
     "define_tool",
     "explain_answer",
-    "normalize_run_input",
     "recorded_chat",
     "tool",
 ]
@@ -109,7 +107,7 @@ if TYPE_CHECKING:  # loaded on first use: the honesty layer sits above the agent
         recorded_chat,
     )
 
-__getattr__, __dir__ = lazy_exports(
+__getattr__, __dir__ = _lazy_exports(
     __name__,
     globals(),
     {

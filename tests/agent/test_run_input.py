@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentfootprint.agent.run_input import InvalidRunInputError, RunInput, describe_received, normalize_run_input
+from agentfootprint.agent._run_input import InvalidRunInputError, RunInput, describe_received, normalize_run_input
 from agentfootprint.errors import AgentFootprintError
 
 SECRET = "s3cr3t-VALUE-do-not-echo"

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from agentfootprint import Agent
 from agentfootprint.agent.errors import AgentBuildError
-from agentfootprint.context import WindowPolicy, apply_window, define_fact
+from agentfootprint.context import WindowPolicy, define_fact
+from agentfootprint.context.budget import apply_window
 from agentfootprint.events import AgentEvent
 from agentfootprint.providers import Message, ToolCall, mock
 

@@ -8,13 +8,8 @@ from typing import Any
 import pytest
 
 from agentfootprint import Agent
-from agentfootprint.context import (
-    InvalidInjectionError,
-    anthropic_cache_control,
-    compute_cache_markers,
-    define_fact,
-    define_steering,
-)
+from agentfootprint.context import InvalidInjectionError, define_fact, define_steering
+from agentfootprint.context.cache import anthropic_cache_control, compute_cache_markers
 from agentfootprint.context.injection import Injection
 from agentfootprint.providers import LLMRequest, Message, mock
 from agentfootprint.providers.anthropic_api import build_body

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentfootprint import Agent, UnknownSourceError, define_fact, define_instruction, define_skill, define_steering
-from agentfootprint.context import InjectionContext, ToolReturn, evaluate_injections
+from agentfootprint.context import InjectionContext, ToolReturn
+from agentfootprint.context.evaluate import evaluate_injections
 from agentfootprint.providers import LLMRequest, mock
 
 from ._support import call, records_per_call, text_tool

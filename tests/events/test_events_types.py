@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from agentfootprint.events import KNOWN_DOMAINS, KNOWN_EVENT_TYPES, domain_of, full_event_type, is_known_event_type
+from agentfootprint.events import KNOWN_EVENT_TYPES
 from agentfootprint.events import types as t
+from agentfootprint.events.types import KNOWN_DOMAINS, domain_of, full_event_type, is_known_event_type
 
 REQUIRED = [
     "agent.turn_start",

@@ -11,10 +11,10 @@ from agentfootprint.hosting import (
     TurnPlan,
     TurnRules,
     WireRequestRefusal,
-    parse_json_body,
     plan_turn,
     read_request,
 )
+from agentfootprint.hosting.body import parse_json_body
 from agentfootprint.hosting.request import RequestReader
 
 

@@ -15,13 +15,13 @@ from starlette.requests import Request
 
 from agentfootprint import Agent, ask_human, define_tool
 from agentfootprint.hosting import (
-    DEFAULT_MAX_BODY_BYTES,
     FrontendTool,
     ValidationScope,
     ag_ui_app,
     jwt_identity,
     open_sessions,
 )
+from agentfootprint.hosting.body import DEFAULT_MAX_BODY_BYTES
 from agentfootprint.identity import Identity
 from agentfootprint.providers import LLMRequest, mock
 

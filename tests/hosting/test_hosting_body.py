@@ -10,16 +10,15 @@ from typing import Any
 import pytest
 
 from agentfootprint.errors import AgentFootprintError
-from agentfootprint.hosting import (
+from agentfootprint.hosting import REFUSALS, WireRequestRefusal
+from agentfootprint.hosting.body import (
     DEFAULT_MAX_BODY_BYTES,
-    REFUSALS,
-    WireRequestRefusal,
     check_content_length,
+    check_json_value,
     parse_json_body,
     plain_json_copy,
     read_body_capped,
 )
-from agentfootprint.hosting.body import check_json_value
 
 
 def test_default_cap_is_one_mebibyte() -> None:

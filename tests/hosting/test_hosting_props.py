@@ -17,10 +17,10 @@ from agentfootprint.hosting import (
     RequestFacts,
     TurnRules,
     WireRequestRefusal,
-    parse_json_body,
     plan_turn,
     read_request,
 )
+from agentfootprint.hosting.body import parse_json_body
 
 KEYS = (
     "threadId runId parentRunId messages tools context state resume id role content toolCallId toolCalls function "

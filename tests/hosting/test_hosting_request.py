@@ -9,8 +9,6 @@ import pytest
 from agui_bodies import assistant, body, call, tool_msg, user
 
 from agentfootprint.hosting import (
-    ID_PATTERN,
-    MAX_ID_LENGTH,
     RequestFacts,
     TurnRequest,
     WireRequestRefusal,
@@ -18,7 +16,7 @@ from agentfootprint.hosting import (
     read_request,
     run_agent_input_reader,
 )
-from agentfootprint.hosting.request import HistoryMessageIn, ToolMessageIn, UserMessageIn
+from agentfootprint.hosting.request import ID_PATTERN, MAX_ID_LENGTH, HistoryMessageIn, ToolMessageIn, UserMessageIn
 
 
 def refused(value: Any) -> WireRequestRefusal:

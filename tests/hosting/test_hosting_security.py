@@ -16,10 +16,10 @@ from agentfootprint.hosting import (
     RequestFacts,
     TurnRules,
     WireRequestRefusal,
-    parse_json_body,
     plan_turn,
     read_request,
 )
+from agentfootprint.hosting.body import parse_json_body
 
 SECRET = "SECRET-d41d8cd98f00b204"
 

@@ -20,13 +20,12 @@ from agentfootprint.scale import (
     RunOutcome,
     RunSpec,
     ScaleError,
-    describe_error,
     load_agent_factory,
     run_spec,
-    run_spec_json,
     run_specs,
-    scrub_message,
 )
+from agentfootprint.scale.run import run_spec_json
+from agentfootprint.scale.spec import describe_error, scrub_message
 
 CALC = "tests.scale.factories:calculator"
 

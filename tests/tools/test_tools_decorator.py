@@ -14,10 +14,10 @@ from agentfootprint.tools import (
     Tool,
     ToolArgumentsError,
     ToolContext,
-    execute_tool,
     tool,
     validate_tool_args,
 )
+from agentfootprint.tools.execute import execute_tool
 
 
 class Item(BaseModel):

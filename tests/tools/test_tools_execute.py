@@ -12,6 +12,14 @@ import pytest
 from pydantic import BaseModel
 
 from agentfootprint.tools import (
+    PermissionDecision,
+    Tool,
+    ToolContext,
+    ToolOutcome,
+    ask_human,
+    define_tool,
+)
+from agentfootprint.tools.errors import (
     ERR_CHECK_IN_DECLINED,
     ERR_INVALID_TOOL_ARGS,
     ERR_PERMISSION_DENIED,
@@ -19,15 +27,8 @@ from agentfootprint.tools import (
     ERR_TOOL_RAISED,
     ERR_TOOL_RESULT_UNSERIALISABLE,
     ERR_UNKNOWN_TOOL,
-    PermissionDecision,
-    Tool,
-    ToolContext,
-    ToolOutcome,
-    ask_human,
-    define_tool,
-    execute_tool,
-    serialise_result,
 )
+from agentfootprint.tools.execute import execute_tool, serialise_result
 
 SECRET = "tok-SECRET-9f8e7d"
 SCHEMA: dict[str, Any] = {

@@ -7,8 +7,10 @@ from typing import Any
 
 import pytest
 
-from agentfootprint.tools import ERR_UNKNOWN_TOOL, PermissionDecision, ToolContext, define_tool, execute_tool
+from agentfootprint.tools import PermissionDecision, ToolContext, define_tool
 from agentfootprint.tools import execute as execute_module
+from agentfootprint.tools.errors import ERR_UNKNOWN_TOOL
+from agentfootprint.tools.execute import execute_tool
 
 
 class Clock:

@@ -8,15 +8,15 @@ from typing import Any
 import pytest
 
 from agentfootprint.tools import (
-    ERR_INVALID_TOOL_ARGS,
-    MAX_ARG_DEPTH,
     ToolContext,
     define_tool,
-    execute_tool,
     tool,
     validate_json,
     validate_tool_args,
 )
+from agentfootprint.tools.errors import ERR_INVALID_TOOL_ARGS
+from agentfootprint.tools.execute import execute_tool
+from agentfootprint.tools.validation import MAX_ARG_DEPTH
 
 SECRET = "SECRET-payload-0xdeadbeef"
 OPEN = {"type": "object"}

@@ -7,7 +7,6 @@ from typing import Any
 import pytest
 
 from agentfootprint.tools import (
-    ERR_UNKNOWN_TOOL,
     DuplicateToolError,
     InvalidToolDefinitionError,
     ToolContext,
@@ -15,6 +14,7 @@ from agentfootprint.tools import (
     define_tool,
     tool,
 )
+from agentfootprint.tools.errors import ERR_UNKNOWN_TOOL
 
 
 def make(name: str) -> Any:

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from agentfootprint.tools import ArgIssue, describe_schema, format_issues, validate_json, validate_tool_args
+from agentfootprint.tools import ArgIssue, validate_json, validate_tool_args
+from agentfootprint.tools.validation import describe_schema, format_issues
 
 SECRET = "hunter2-SECRET"
 

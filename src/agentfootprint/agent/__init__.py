@@ -1,6 +1,7 @@
 """The Agent: a recorded ReAct loop on the flowchart engine, and the one seam extensions plug into."""
 
 from agentfootprint.agent._checkpoints import load_conversation, load_pause_checkpoint
+from agentfootprint.agent._run_input import InvalidRunInputError, RunInput
 from agentfootprint.agent.agent import Agent
 from agentfootprint.agent.builder import AgentBuilder
 from agentfootprint.agent.errors import (
@@ -27,7 +28,6 @@ from agentfootprint.agent.extension import (
     ToolCallRequest,
 )
 from agentfootprint.agent.models import AgentPauseCheckpoint, ConversationCheckpoint, RunResult, StoppedEarly
-from agentfootprint.agent.run_input import InvalidRunInputError, RunInput, normalize_run_input
 from agentfootprint.agent.turn import Turn
 
 __all__ = [
@@ -61,5 +61,4 @@ __all__ = [
     "UnknownSourceError",
     "load_conversation",
     "load_pause_checkpoint",
-    "normalize_run_input",
 ]

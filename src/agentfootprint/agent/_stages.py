@@ -12,7 +12,7 @@ from agentfootprint.agent._run import AgentRun
 from agentfootprint.agent.config import READ_SKILL, AgentConfig
 from agentfootprint.agent.extension import InputRefusedError
 from agentfootprint.agent.turn import ModelCallRecord, ModelReply, ToolCallRecord, Turn, UsageTotal
-from agentfootprint.context import InjectionContext, ToolReturn, evaluate_injections, remember_turn
+from agentfootprint.context import InjectionContext, ToolReturn
 from agentfootprint.context.budget import (
     CONTEXT_BUDGET_PRESSURE,
     CONTEXT_EVICTED,
@@ -23,6 +23,8 @@ from agentfootprint.context.budget import (
     slot_breakdown,
 )
 from agentfootprint.context.cache import compute_cache_markers
+from agentfootprint.context.evaluate import evaluate_injections
+from agentfootprint.context.memory import remember_turn
 from agentfootprint.events import EventSink
 from agentfootprint.events import types as ev
 from agentfootprint.flow import DecisionResult, Scope, decide

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ValidationError
 from agentfootprint._sync import run_sync
 from agentfootprint.agent._checkpoints import load_conversation, load_pause_checkpoint
 from agentfootprint.agent._run import AgentRun
+from agentfootprint.agent._run_input import normalize_run_input
 from agentfootprint.agent._stages import read_skill_tool
 from agentfootprint.agent.builder import AgentBuilder
 from agentfootprint.agent.chart import build_agent_chart
@@ -32,8 +33,7 @@ from agentfootprint.agent.errors import (
 from agentfootprint.agent.extension import Extension, InputRefusedError, RunOutcome
 from agentfootprint.agent.member_run import resolve_parent_run
 from agentfootprint.agent.models import AgentPauseCheckpoint, ConversationCheckpoint, RunResult, StoppedEarly
-from agentfootprint.agent.run_input import normalize_run_input
-from agentfootprint.context import remember_turn
+from agentfootprint.context.memory import remember_turn
 from agentfootprint.events import AgentEvent, EventDispatcher, EventSink
 from agentfootprint.events import types as ev
 from agentfootprint.flow import (

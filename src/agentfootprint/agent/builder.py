@@ -19,8 +19,8 @@ from agentfootprint.context import (
     MemoryInjection,
     RagInjection,
     WindowPolicy,
-    ensure_context_event_types,
 )
+from agentfootprint.context.budget import ensure_context_event_types
 from agentfootprint.context.window import (
     SummarizeFn,
     SummarizeOldest,

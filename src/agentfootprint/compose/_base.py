@@ -17,8 +17,8 @@ from agentfootprint.agent import (
     StoppedEarly,
     UnknownSourceError,
     load_pause_checkpoint,
-    normalize_run_input,
 )
+from agentfootprint.agent._run_input import normalize_run_input
 from agentfootprint.compose._events import TeeEvents, composition_dispatcher
 from agentfootprint.compose.member_run import (
     ParentRunRecord,

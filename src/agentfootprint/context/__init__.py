@@ -1,15 +1,9 @@
 """Context engineering: every piece of context is an Injection (slot × trigger × cache), born tracked."""
 
 from agentfootprint.context.budget import (
-    CONTEXT_BUDGET_PRESSURE,
-    CONTEXT_EVICTED,
     ContextBudget,
     WindowPolicy,
-    apply_window,
-    ensure_context_event_types,
 )
-from agentfootprint.context.cache import anthropic_cache_control, compute_cache_markers
-from agentfootprint.context.evaluate import evaluate_injections
 from agentfootprint.context.factories import define_fact, define_instruction, define_skill, define_steering
 from agentfootprint.context.injection import (
     Injection,
@@ -27,7 +21,6 @@ from agentfootprint.context.memory import (
     SQLiteMemoryStore,
     define_memory,
     memory_namespace,
-    remember_turn,
 )
 from agentfootprint.context.rag import BM25Index, Chunk, RagInjection, define_rag
 from agentfootprint.context.window import (
@@ -42,8 +35,6 @@ from agentfootprint.context.window import (
 )
 
 __all__ = [
-    "CONTEXT_BUDGET_PRESSURE",
-    "CONTEXT_EVICTED",
     "SUMMARY_PREFIX",
     "BM25Index",
     "Chunk",
@@ -64,21 +55,15 @@ __all__ = [
     "ToolReturn",
     "Trigger",
     "WindowPolicy",
-    "anthropic_cache_control",
-    "apply_window",
-    "compute_cache_markers",
     "define_fact",
     "define_instruction",
     "define_memory",
     "define_rag",
     "define_skill",
     "define_steering",
-    "ensure_context_event_types",
-    "evaluate_injections",
     "folded_span_for",
     "is_compacted_summary",
     "memory_namespace",
-    "remember_turn",
     "summarize_oldest",
     "token_budget",
 ]

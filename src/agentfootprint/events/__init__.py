@@ -12,17 +12,10 @@ from agentfootprint.events.dispatcher import (
 )
 from agentfootprint.events.model import AgentEvent, EventMeta
 from agentfootprint.events.types import (
-    EVENT_PREFIX,
-    KNOWN_DOMAINS,
     KNOWN_EVENT_TYPES,
-    domain_of,
-    full_event_type,
-    is_known_event_type,
 )
 
 __all__ = [
-    "EVENT_PREFIX",
-    "KNOWN_DOMAINS",
     "KNOWN_EVENT_TYPES",
     "AgentEvent",
     "EventDispatcher",
@@ -33,8 +26,5 @@ __all__ = [
     "ListenerError",
     "PayloadArg",
     "UnknownEventTypeError",
-    "domain_of",
-    "full_event_type",
-    "is_known_event_type",
     "types",
 ]

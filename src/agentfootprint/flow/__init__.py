@@ -22,14 +22,13 @@ from agentfootprint.flow.errors import (
 )
 from agentfootprint.flow.narrative import NarrativeEntry, narrative_text, render_narrative
 from agentfootprint.flow.pause import FlowCheckpoint, pause, resume_answer
-from agentfootprint.flow.recorder import HOOKS, Recorder, RecorderFailure
+from agentfootprint.flow.recorder import Recorder, RecorderFailure
 from agentfootprint.flow.redaction import REDACTED, RedactionPolicy, Redactor
 from agentfootprint.flow.result import FlowResult
 from agentfootprint.flow.scope import Scope
 from agentfootprint.flow.snapshot import FlowSnapshot, Recorded, TreeNode
 
 __all__ = [
-    "HOOKS",
     "REDACTED",
     "CancelToken",
     "CausalEdge",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agentfootprint._lazy import lazy_exports
+from agentfootprint._lazy import lazy_exports as _lazy_exports
 
 if TYPE_CHECKING:
     from agentfootprint.honesty.assessment import Assessment, AssessmentReason, assess
@@ -103,4 +103,4 @@ __all__ = [
     "recorded_chat",
     "self_explain_tools",
 ]
-__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
+__getattr__, __dir__ = _lazy_exports(__name__, globals(), _EXPORTS)

@@ -4,19 +4,12 @@ Names load on first use, so ``import agentfootprint.hosting`` stays cheap (starl
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from agentfootprint._lazy import lazy_exports as _lazy_exports
 
 if TYPE_CHECKING:
     from agentfootprint.hosting.app import AgentFactory, ServedTurn, ag_ui_app, current_turn
-    from agentfootprint.hosting.body import (
-        DEFAULT_MAX_BODY_BYTES,
-        MAX_JSON_DEPTH,
-        check_content_length,
-        parse_json_body,
-        plain_json_copy,
-        read_body_capped,
-    )
     from agentfootprint.hosting.identity import JwtIdentity, jwt_identity
     from agentfootprint.hosting.limits import AdmissionLimits
     from agentfootprint.hosting.memory_store import MemorySessions, memory_sessions
@@ -44,8 +37,6 @@ if TYPE_CHECKING:
         WireRequestRefusal,
     )
     from agentfootprint.hosting.request import (
-        ID_PATTERN,
-        MAX_ID_LENGTH,
         RequestFacts,
         RequestReader,
         TurnRequest,
@@ -93,12 +84,6 @@ _EXPORTS: dict[str, str] = {
     "ThreadTranscript": "sessions",
     "SqliteSessions": "sqlite_store",
     "sqlite_sessions": "sqlite_store",
-    "DEFAULT_MAX_BODY_BYTES": "body",
-    "MAX_JSON_DEPTH": "body",
-    "check_content_length": "body",
-    "parse_json_body": "body",
-    "plain_json_copy": "body",
-    "read_body_capped": "body",
     "FrontendTool": "plan",
     "HeldPause": "plan",
     "HeldThread": "plan",
@@ -117,8 +102,6 @@ _EXPORTS: dict[str, str] = {
     "HostUnavailableError": "refusal",
     "HostingConfigError": "refusal",
     "WireRequestRefusal": "refusal",
-    "ID_PATTERN": "request",
-    "MAX_ID_LENGTH": "request",
     "RequestFacts": "request",
     "RequestReader": "request",
     "TurnRequest": "request",
@@ -129,11 +112,7 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "DEFAULT_LEASE_SECONDS",
-    "DEFAULT_MAX_BODY_BYTES",
-    "ID_PATTERN",
     "INVALID_RUN_INPUT",
-    "MAX_ID_LENGTH",
-    "MAX_JSON_DEPTH",
     "REFUSALS",
     "AdmissionLimits",
     "AgentFactory",
@@ -169,33 +148,17 @@ __all__ = [
     "WireRequestRefusal",
     "ag_ui_app",
     "bind_identity",
-    "check_content_length",
     "check_turn_request",
     "current_turn",
     "jwt_identity",
     "load_factory",
     "memory_sessions",
     "open_sessions",
-    "parse_json_body",
-    "plain_json_copy",
     "plan_turn",
     "postgres_sessions",
-    "read_body_capped",
     "read_request",
     "run_agent_input_reader",
     "serve",
     "sqlite_sessions",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agentfootprint.hosting' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"agentfootprint.hosting.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = _lazy_exports(__name__, globals(), {name: "." + module for name, module in _EXPORTS.items()})

@@ -18,7 +18,8 @@ from typing import Any
 
 from agentfootprint.mcp._sdk import sdk
 from agentfootprint.mcp.errors import MCPConnectError, MCPServerGoneError, MCPToolError
-from agentfootprint.tools import TOOL_NAME_PATTERN, ProviderContext, Tool, ToolContext
+from agentfootprint.tools import ProviderContext, Tool, ToolContext
+from agentfootprint.tools.tool import TOOL_NAME_PATTERN
 
 __all__ = ["DEFAULT_TIMEOUT_S", "MCPToolProvider", "mcp_http", "mcp_stdio", "result_text"]
 

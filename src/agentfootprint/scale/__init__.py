@@ -20,7 +20,7 @@ from agentfootprint.scale.executor import (
     run_specs,
 )
 from agentfootprint.scale.ray_executor import RayExecutor
-from agentfootprint.scale.run import build_agent, load_agent_factory, run_spec, run_spec_json
+from agentfootprint.scale.run import build_agent, load_agent_factory, run_spec
 from agentfootprint.scale.spec import (
     AgentFactoryError,
     EvaluationError,
@@ -30,8 +30,6 @@ from agentfootprint.scale.spec import (
     RunOutcome,
     RunSpec,
     ScaleError,
-    describe_error,
-    scrub_message,
 )
 
 __all__ = [
@@ -56,13 +54,10 @@ __all__ = [
     "RunSpec",
     "ScaleError",
     "build_agent",
-    "describe_error",
     "evaluate",
     "evaluate_sync",
     "expected_in_answer",
     "load_agent_factory",
     "run_spec",
-    "run_spec_json",
     "run_specs",
-    "scrub_message",
 ]

@@ -2,13 +2,6 @@
 
 from agentfootprint.tools.context import ToolContext
 from agentfootprint.tools.errors import (
-    ERR_CHECK_IN_DECLINED,
-    ERR_INVALID_TOOL_ARGS,
-    ERR_PERMISSION_DENIED,
-    ERR_PERMISSION_HALT,
-    ERR_TOOL_RAISED,
-    ERR_TOOL_RESULT_UNSERIALISABLE,
-    ERR_UNKNOWN_TOOL,
     DuplicateToolError,
     InvalidToolDefinitionError,
     PauseOutsideAgentError,
@@ -17,11 +10,8 @@ from agentfootprint.tools.errors import (
     ToolError,
 )
 from agentfootprint.tools.execute import (
-    DEFAULT_MAX_RESULT_CHARS,
     PermissionDecision,
     ToolOutcome,
-    execute_tool,
-    serialise_result,
 )
 from agentfootprint.tools.lint import LintFinding, lint_tools
 from agentfootprint.tools.provider import (
@@ -35,7 +25,6 @@ from agentfootprint.tools.provider import (
 )
 from agentfootprint.tools.registry import ToolRegistry
 from agentfootprint.tools.tool import (
-    TOOL_NAME_PATTERN,
     CheckIn,
     PermissionChecker,
     Tool,
@@ -45,28 +34,12 @@ from agentfootprint.tools.tool import (
     tool,
 )
 from agentfootprint.tools.validation import (
-    MAX_ARG_DEPTH,
-    MAX_ARG_NODES,
     ArgIssue,
-    describe_schema,
-    format_issues,
-    json_type_name,
     validate_json,
     validate_tool_args,
 )
 
 __all__ = [
-    "DEFAULT_MAX_RESULT_CHARS",
-    "ERR_CHECK_IN_DECLINED",
-    "ERR_INVALID_TOOL_ARGS",
-    "ERR_PERMISSION_DENIED",
-    "ERR_PERMISSION_HALT",
-    "ERR_TOOL_RAISED",
-    "ERR_TOOL_RESULT_UNSERIALISABLE",
-    "ERR_UNKNOWN_TOOL",
-    "MAX_ARG_DEPTH",
-    "MAX_ARG_NODES",
-    "TOOL_NAME_PATTERN",
     "ArgIssue",
     "CheckIn",
     "DuplicateToolError",
@@ -88,14 +61,9 @@ __all__ = [
     "ToolRegistry",
     "ask_human",
     "define_tool",
-    "describe_schema",
-    "execute_tool",
-    "format_issues",
     "gated_tools",
-    "json_type_name",
     "lint_tools",
     "list_provider_tools",
-    "serialise_result",
     "skill_scoped_tools",
     "static_tools",
     "tool",
