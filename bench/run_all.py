@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).parent
-ORDER = ["engine.py", "agent.py", "explain.py", "host.py", "scale.py", "mcp_bench.py", "long_runs.py"]
+ORDER = ["imports.py", "engine.py", "agent.py", "explain.py", "host.py", "scale.py", "mcp_bench.py", "long_runs.py"]
 
 if __name__ == "__main__":
     sys.path.insert(0, str(HERE))

@@ -10,8 +10,10 @@ from agentfootprint.agent import (
     AgentBuildError,
     InvalidConversationError,
     InvalidRunInputError,
+    MemberIdentityError,
     NoConversationError,
     OutputSchemaError,
+    ParentRunRefusedError,
     PendingQuestionError,
     PolicyHaltError,
     RunCheckpointError,
@@ -19,17 +21,6 @@ from agentfootprint.agent import (
     RunResult,
     StoppedEarly,
     UnknownSourceError,
-)
-from agentfootprint.compose import (
-    Conditional,
-    Graph,
-    Loop,
-    MemberIdentityError,
-    Parallel,
-    ParentRunRefusedError,
-    ResumeRequestConflictError,
-    Sequence,
-    Workflow,
 )
 from agentfootprint.context import (
     Injection,
@@ -97,7 +88,16 @@ __all__ = [
 ]
 __version__ = "0.1.0"
 
-if TYPE_CHECKING:  # loaded on first use: the honesty layer sits above the agent
+if TYPE_CHECKING:  # loaded on first use: compositions and the honesty layer sit above the agent
+    from agentfootprint.compose import (
+        Conditional,
+        Graph,
+        Loop,
+        Parallel,
+        ResumeRequestConflictError,
+        Sequence,
+        Workflow,
+    )
     from agentfootprint.honesty import (
         Assessment,
         CheckInPack,
@@ -111,6 +111,13 @@ __getattr__, __dir__ = _lazy_exports(
     __name__,
     globals(),
     {
+        "Conditional": "agentfootprint.compose",
+        "Graph": "agentfootprint.compose",
+        "Loop": "agentfootprint.compose",
+        "Parallel": "agentfootprint.compose",
+        "ResumeRequestConflictError": "agentfootprint.compose",
+        "Sequence": "agentfootprint.compose",
+        "Workflow": "agentfootprint.compose",
         "Assessment": "agentfootprint.honesty.assessment",
         "assess": "agentfootprint.honesty.assessment",
         "explain_answer": "agentfootprint.honesty.chat",

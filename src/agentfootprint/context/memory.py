@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -134,6 +133,8 @@ class SQLiteMemoryStore:
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
         self._lock = threading.Lock()
+        import sqlite3  # loaded with the first durable store, not with the package
+
         self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         if self.path != ":memory:":
             self._conn.execute("PRAGMA journal_mode=WAL")

@@ -178,7 +178,7 @@ def _build(pick: ProviderPick, env: Mapping[str, str], model: str | None, option
         base_url = (get("OPENAI_BASE_URL") or "").strip() or "https://api.openai.com/v1"
         return openai_compatible(base_url, get("OPENAI_API_KEY") or "", model, **options)
     if pick.kind == "azure_openai":
-        from agentfootprint.providers.azure_openai import azure_openai
+        from agentfootprint.providers.azure_openai_api import azure_openai
 
         return azure_openai(
             get("AZURE_OPENAI_ENDPOINT"),
