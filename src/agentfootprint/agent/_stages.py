@@ -29,7 +29,15 @@ from agentfootprint.events import EventSink
 from agentfootprint.events import types as ev
 from agentfootprint.flow import DecisionResult, Scope, decide
 from agentfootprint.flow._frozen import thaw
-from agentfootprint.providers import LLMRequest, LLMResponse, Message, ProviderResponseError, ToolSpec, Usage
+from agentfootprint.providers import (
+    LLMRequest,
+    LLMResponse,
+    Message,
+    ProviderResponseError,
+    ThinkingRequest,
+    ToolSpec,
+    Usage,
+)
 from agentfootprint.tools import Tool, define_tool
 
 _MAX_ARGS_DEPTH = 64
@@ -94,7 +102,7 @@ class Stages:
         self.events = events
         """The agent's own listeners, for a run adopted from a caller-built chart's mount input."""
         self.catalog = Catalog(config)
-        self.cache_policies = {i.id: i.cache for i in config.injections}
+        self.cache_policies = {"system": config.system_prompt_cache, **{i.id: i.cache for i in config.injections}}
         rules: list[dict[str, Any]] = [
             {
                 "when": {"pending_tool_calls": {"gt": 0}, "iteration": {"lt": config.max_iterations}},
@@ -271,7 +279,7 @@ class Stages:
         messages.extend(conversation)
         specs = turn.tool_specs
         system_records = turn.system_prompt_injections
-        markers = compute_cache_markers(system_records, injected, self.cache_policies)
+        markers = compute_cache_markers(system_records, injected, self.cache_policies) if config.caching == "on" else []
         if markers:
             turn.cache_markers = markers
         if config.context_budget is not None:
@@ -289,6 +297,7 @@ class Stages:
             seed=run.seed,
             temperature=config.temperature,
             max_tokens=config.max_tokens,
+            thinking=ThinkingRequest(budget=config.thinking_budget) if config.thinking_budget else None,
             cache_markers=[
                 m
                 for m in markers
@@ -313,18 +322,19 @@ class Stages:
             "tools": names,
         }
         turn.llm_call = record
-        emit(
-            run,
-            scope,
-            ev.STREAM_LLM_START,
-            lambda: {
+
+        def llm_start() -> dict[str, Any]:
+            payload: dict[str, Any] = {
                 "model": self.config.model,
                 "iteration": iteration,
                 "message_count": len(messages),
                 "tools": names,
-            },
-            iteration,
-        )
+            }
+            if self.config.record_system_prompt:  # off by default: the prompt may carry what a log should not
+                payload["system_prompt_text"] = request.system_prompt
+            return payload
+
+        emit(run, scope, ev.STREAM_LLM_START, llm_start, iteration)
 
         async def innermost(req: LLMRequest) -> LLMResponse:
             return await call_provider(run, scope, req, iteration)
@@ -345,6 +355,9 @@ class Stages:
                 iteration,
             )
             raise
+        handler = self.config.thinking_handler
+        if handler is not None:  # thinking is reasoning, never the answer, whatever the provider sent
+            response = handler.normalize(response)
         self._take_response(run, scope, turn, response)
 
     def _take_response(self, run: AgentRun, scope: Scope, turn: Turn, response: LLMResponse) -> None:

@@ -7,12 +7,13 @@ import json
 import uuid
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 
 from pydantic import BaseModel, ValidationError
 
 from agentfootprint._sync import run_sync
 from agentfootprint.agent._checkpoints import load_conversation, load_pause_checkpoint
+from agentfootprint.agent._roles import check_message_roles
 from agentfootprint.agent._run import AgentRun
 from agentfootprint.agent._run_input import normalize_run_input
 from agentfootprint.agent._stages import read_skill_tool
@@ -99,8 +100,17 @@ class Agent:
         temperature: float | None = None,
         max_tokens: int | None = None,
         max_result_chars: int = 100_000,
+        caching: Literal["on", "off"] = "on",
+        record_system_prompt: bool = False,
     ) -> AgentBuilder:
-        """Start building an agent on ``provider``; ``max_iterations`` caps model calls per turn."""
+        """Start building an agent on ``provider``; ``max_iterations`` caps model calls per turn.
+
+        ``caching="off"`` sends no prompt-cache markers at all (a global kill switch over every cache policy);
+        ``record_system_prompt=True`` puts the assembled system prompt on every ``stream.llm_start`` event."""
+        if caching not in ("on", "off"):
+            raise AgentBuildError("caching must be 'on' or 'off'")
+        if not isinstance(record_system_prompt, bool):
+            raise AgentBuildError("record_system_prompt must be True or False")
         if not hasattr(provider, "complete"):
             raise AgentBuildError(f"provider must implement complete(request), got {type(provider).__name__}")
         if not isinstance(max_iterations, int) or not 1 <= max_iterations <= _MAX_ITERATIONS_CEILING:
@@ -114,6 +124,8 @@ class Agent:
                 temperature=temperature,
                 max_tokens=max_tokens,
                 max_result_chars=max_result_chars,
+                caching=caching,
+                record_system_prompt=record_system_prompt,
             )
         )
 
@@ -137,6 +149,10 @@ class Agent:
         clone = Agent(replace(self.config, tools=(*self.config.tools, *tools)))
         self._events.copy_listeners_to(clone._events)
         return clone
+
+    def get_system_prompt_cache_policy(self) -> str:
+        """The base system prompt's cache policy (``always`` unless ``.system(text, cache=...)`` said otherwise)."""
+        return self.config.system_prompt_cache
 
     def source_ids(self) -> dict[str, str]:
         """Every ablatable source id (facts, steering, instructions, skills, tools) → its kind."""
@@ -374,6 +390,7 @@ class Agent:
         return await self._execute(run, lambda: self.chart.run(args=args, redaction=policy, run_id=run_id, deps=run))
 
     async def _execute(self, run: AgentRun, start: Callable[[], Coroutine[Any, Any, FlowResult]]) -> RunResult:
+        check_message_roles(self.config)  # the one place run() and resume() share: refused before any paid call
         if self.config.keep_events:
             self._last_events.clear()
         self._redactor = run.redactor

@@ -21,6 +21,8 @@ from agentfootprint.context import (
     WindowPolicy,
 )
 from agentfootprint.context.budget import ensure_context_event_types
+from agentfootprint.context.cache import CACHE_POLICIES
+from agentfootprint.context.injection import CachePolicy
 from agentfootprint.context.window import (
     SummarizeFn,
     SummarizeOldest,
@@ -29,11 +31,13 @@ from agentfootprint.context.window import (
     summarize_oldest,
 )
 from agentfootprint.flow import RedactionPolicy
-from agentfootprint.providers import Provider
+from agentfootprint.providers import Provider, ThinkingHandler, think_tags
 from agentfootprint.tools import PermissionChecker, Tool, ToolProvider
 
 if TYPE_CHECKING:
     from agentfootprint.agent.agent import Agent
+
+_DECLARED = object()
 
 
 class AgentBuilder:
@@ -46,11 +50,32 @@ class AgentBuilder:
         self._extensions: list[Extension] = []
         self._declined: set[str] = set()
 
-    def system(self, text: str) -> AgentBuilder:
-        """The base system prompt; context injections are appended after it."""
+    def system(self, text: str, *, cache: CachePolicy = "always") -> AgentBuilder:
+        """The base system prompt; context injections are appended after it. ``cache``: its prompt-cache policy
+        (``always`` by default: the stable prefix every call shares; ``while-active`` or ``never``)."""
         if not isinstance(text, str):
             raise AgentBuildError(f"system prompt must be a str, got {type(text).__name__}")
-        self._config = replace(self._config, system_prompt=text)
+        if cache not in CACHE_POLICIES:
+            raise AgentBuildError("system() cache must be 'always', 'never' or 'while-active'")
+        self._config = replace(self._config, system_prompt=text, system_prompt_cache=cache)
+        return self
+
+    def thinking(
+        self, *, budget: int | None = None, handler: ThinkingHandler | object | None = _DECLARED
+    ) -> AgentBuilder:
+        """Ask for thinking on every model call (``budget`` tokens) and normalize it with ``handler`` (default: the
+        provider's declared handler, else ``think_tags()``; ``None`` opts out). Thinking is recorded with each call,
+        redactable (``.redact(keys=["reasoning"])``) and never part of the answer."""
+        if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget):
+            raise AgentBuildError("thinking budget must be a positive int (tokens)")
+        if handler is _DECLARED:
+            declared = getattr(self._config.provider, "thinking_handler", None)
+            chosen: ThinkingHandler | None = declared if isinstance(declared, ThinkingHandler) else think_tags()
+        elif handler is None or isinstance(handler, ThinkingHandler):
+            chosen = handler
+        else:
+            raise AgentBuildError(f"thinking handler must have normalize(response), got {type(handler).__name__}")
+        self._config = replace(self._config, thinking_budget=budget, thinking_handler=chosen)
         return self
 
     def tool(self, t: Tool) -> AgentBuilder:

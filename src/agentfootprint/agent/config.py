@@ -8,9 +8,10 @@ from typing import Any, Literal
 
 from agentfootprint.agent.extension import HOOKS, Extension
 from agentfootprint.context import ContextBudget, Injection, RagInjection, WindowPolicy
+from agentfootprint.context.injection import CachePolicy
 from agentfootprint.context.window import SummarizeOldest, TokenBudgetWindow
 from agentfootprint.flow import RedactionPolicy
-from agentfootprint.providers import Provider
+from agentfootprint.providers import Provider, ThinkingHandler
 from agentfootprint.tools import PermissionChecker, Tool
 
 READ_SKILL = "read_skill"
@@ -67,6 +68,12 @@ class AgentConfig:
     # context engineering (agentfootprint.context.budget): per-slot budgets that warn; a window over turns
     context_budget: ContextBudget | None = None
     window: WindowPolicy | TokenBudgetWindow | SummarizeOldest | None = None
+    # prompt caching, thinking and what the record keeps
+    system_prompt_cache: CachePolicy = "always"
+    caching: Literal["on", "off"] = "on"
+    record_system_prompt: bool = False
+    thinking_budget: int | None = None
+    thinking_handler: ThinkingHandler | None = None
     # the extension seam: features above the agent (honesty, middleware, tool providers) plug in here
     extensions: tuple[Extension, ...] = ()
     ablated: frozenset[str] = frozenset()

@@ -128,3 +128,18 @@ def as_run_checkpoint_error(exc: BaseException, checkpoint: dict[str, Any]) -> B
         for note in list(getattr(exc, "__notes__", [])):
             err.add_note(note)
     return err  # type: ignore[no-any-return]
+
+
+class MessageRoleError(AgentFootprintError, ValueError):
+    """A messages-slot injection declares a role the provider cannot carry; refused at run start, before any call."""
+
+    code = "ERR_MESSAGE_ROLE"
+
+    def __init__(self, *, role: str, source_id: str, provider: str) -> None:
+        super().__init__(
+            f"context '{source_id[:80]}' lands in the messages slot as role '{role[:20]}', which provider "
+            f"'{provider[:80]}' cannot carry in its message list; use the system_prompt slot or another role"
+        )
+        self.role = role
+        self.source_id = source_id
+        self.provider = provider

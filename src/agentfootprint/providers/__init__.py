@@ -12,6 +12,7 @@ from agentfootprint.providers._models import (
     ProviderAttempt,
     ReasoningBlock,
     StreamChunk,
+    ThinkingRequest,
     ToolCall,
     ToolSpec,
     Usage,
@@ -35,6 +36,7 @@ from agentfootprint.providers.errors import (
 from agentfootprint.providers.fallback import FallbackProvider, with_fallback
 from agentfootprint.providers.mock_provider import MockProvider, mock
 from agentfootprint.providers.retry import RetryProvider, with_retry
+from agentfootprint.providers.thinking import ThinkingHandler, ThinkTagHandler, think_tags
 
 if TYPE_CHECKING:  # vendor providers load on first use, keeping ``import agentfootprint`` light
     from agentfootprint.providers.anthropic_api import AnthropicProvider, anthropic
@@ -101,6 +103,9 @@ __all__ = [
     "ReasoningBlock",
     "RetryProvider",
     "StreamChunk",
+    "ThinkTagHandler",
+    "ThinkingHandler",
+    "ThinkingRequest",
     "ToolCall",
     "ToolSpec",
     "Usage",
@@ -115,6 +120,7 @@ __all__ = [
     "openai_compatible",
     "pick_provider_from_env",
     "provider_from_env",
+    "think_tags",
     "with_fallback",
     "with_retry",
 ]

@@ -99,6 +99,14 @@ class Usage(BaseModel):
         )
 
 
+class ThinkingRequest(BaseModel):
+    """Ask the model to think before answering, within ``budget`` tokens (providers with a thinking budget)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    budget: int = Field(ge=1, le=1_000_000)
+
+
 class LLMRequest(BaseModel):
     """What the agent sends to a provider; an empty ``model`` means the provider's default model."""
 
@@ -113,7 +121,10 @@ class LLMRequest(BaseModel):
     max_tokens: int | None = None
     response_format: dict[str, Any] | None = None
     cache_markers: list[dict[str, Any]] = Field(default_factory=list)
-    """Provider-neutral prompt-cache breakpoints (Anthropic turns them into ``cache_control``; others ignore)."""
+    """Provider-neutral prompt-cache breakpoints (Anthropic turns them into ``cache_control``; OpenAI-compatible
+    servers get the hint they understand, see ``openai_compatible(cache_hint=...)``)."""
+    thinking: ThinkingRequest | None = None
+    """A thinking budget for this call (Anthropic, Bedrock and Gemini send it; the others ignore it)."""
 
 
 class ProviderAttempt(BaseModel):

@@ -258,7 +258,13 @@ class AnthropicProvider(HTTPProvider):
         """One non-streaming Messages API call."""
         model = self.resolve_model(request)
         self._require_key()
-        body = build_body(request, model, self.max_tokens, stream=False, thinking_budget=self.thinking_budget)
+        body = build_body(
+            request,
+            model,
+            self.max_tokens,
+            stream=False,
+            thinking_budget=request.thinking.budget if request.thinking else self.thinking_budget,
+        )
         data = await self.post_json("/v1/messages", body, model)
         try:
             return parse_response(data)
@@ -281,7 +287,13 @@ class AnthropicProvider(HTTPProvider):
         """Stream SSE events; each ``tool_use`` block is yielded when it stops, then ``done``."""
         model = self.resolve_model(request)
         self._require_key()
-        body = build_body(request, model, self.max_tokens, stream=True, thinking_budget=self.thinking_budget)
+        body = build_body(
+            request,
+            model,
+            self.max_tokens,
+            stream=True,
+            thinking_budget=request.thinking.budget if request.thinking else self.thinking_budget,
+        )
         lines = self.stream_lines("/v1/messages", body, model)
         events = iter_sse(lines)
         blocks: dict[int, _Block] = {}

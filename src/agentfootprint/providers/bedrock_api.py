@@ -474,7 +474,9 @@ class BedrockProvider(HTTPProvider):
         return ProviderServerError(f"{where}: {message}", provider=self.name)
 
     def _body(self, request: LLMRequest) -> dict[str, Any]:
-        return build_body(request, thinking_budget=self.thinking_budget)
+        return build_body(
+            request, thinking_budget=request.thinking.budget if request.thinking else self.thinking_budget
+        )
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         """One Converse call."""

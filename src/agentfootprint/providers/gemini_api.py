@@ -386,7 +386,11 @@ class GeminiProvider(HTTPProvider):
         return error
 
     def _body(self, request: LLMRequest) -> dict[str, Any]:
-        return build_body(request, thinking_budget=self.thinking_budget, include_thoughts=self.include_thoughts)
+        return build_body(
+            request,
+            thinking_budget=request.thinking.budget if request.thinking else self.thinking_budget,
+            include_thoughts=self.include_thoughts,
+        )
 
     def _finish(self, turn: _Turn) -> LLMResponse:
         if turn.blocked and not turn.text and not turn.calls:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import AsyncIterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from agentfootprint.providers._http import HTTPProvider
 from agentfootprint.providers._models import (
@@ -31,7 +32,7 @@ from agentfootprint.providers._wire import (
     parse_json,
     req_str,
 )
-from agentfootprint.providers.errors import ProviderResponseError, ProviderServerError
+from agentfootprint.providers.errors import ProviderConfigError, ProviderResponseError, ProviderServerError
 
 if TYPE_CHECKING:
     import httpx2
@@ -76,12 +77,31 @@ def tools_to_wire(tools: list[ToolSpec]) -> list[dict[str, Any]]:
     ]
 
 
-def build_body(request: LLMRequest, model: str, *, stream: bool) -> dict[str, Any]:
-    """The Chat Completions request body."""
+CacheHint = Literal["auto", "prompt_cache_key", "cache_prompt", "none"]
+
+
+def cache_prefix_key(request: LLMRequest, model: str) -> str | None:
+    """A stable key for the request's cacheable system-prompt prefix (ends at its last cache marker), or None."""
+    offsets = [int(m["char_offset"]) for m in request.cache_markers if m.get("slot") == "system_prompt"]
+    if not offsets:
+        return None
+    prefix = request.system_prompt[: max(offsets)]
+    return "af-" + hashlib.sha256(f"{model}\n{prefix}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def build_body(request: LLMRequest, model: str, *, stream: bool, cache_hint: CacheHint = "none") -> dict[str, Any]:
+    """The Chat Completions request body; with cache markers, the cache hint the server understands
+    (``prompt_cache_key`` for OpenAI's automatic prefix caching, ``cache_prompt`` for llama.cpp servers)."""
     body: dict[str, Any] = {
         "model": model,
         "messages": to_wire_messages(request.system_prompt, request.messages),
     }
+    if cache_hint == "prompt_cache_key":
+        key = cache_prefix_key(request, model)
+        if key is not None:
+            body["prompt_cache_key"] = key
+    elif cache_hint == "cache_prompt" and request.cache_markers:
+        body["cache_prompt"] = True
     if request.tools:
         body["tools"] = tools_to_wire(request.tools)
     for key in ("seed", "temperature", "max_tokens", "response_format"):
@@ -242,6 +262,7 @@ class OpenAICompatibleProvider(HTTPProvider):
     """A Chat Completions endpoint (``POST {base_url}/chat/completions``)."""
 
     factory = "openai_compatible"
+    cache_hint: CacheHint = "none"
     key_hint = "api_key= (or the OPENAI_API_KEY environment variable)"
 
     def __init__(
@@ -281,7 +302,9 @@ class OpenAICompatibleProvider(HTTPProvider):
     async def complete(self, request: LLMRequest) -> LLMResponse:
         """One non-streaming Chat Completions call."""
         model = self.resolve_model(request)
-        data = await self.post_json(self.chat_path(model), build_body(request, model, stream=False), model)
+        data = await self.post_json(
+            self.chat_path(model), build_body(request, model, stream=False, cache_hint=self.cache_hint), model
+        )
         try:
             return parse_response(data)
         except WireFormatError as exc:
@@ -292,7 +315,9 @@ class OpenAICompatibleProvider(HTTPProvider):
         model = self.resolve_model(request)
         state = _StreamState()
         finished = False
-        lines = self.stream_lines(self.chat_path(model), build_body(request, model, stream=True), model)
+        lines = self.stream_lines(
+            self.chat_path(model), build_body(request, model, stream=True, cache_hint=self.cache_hint), model
+        )
         events = iter_sse(lines)
         try:
             async for _event, data in events:
@@ -354,8 +379,18 @@ def openai_compatible(
     transport: httpx2.AsyncBaseTransport | None = None,
     headers: Mapping[str, str] | None = None,
     name: str = "openai_compatible",
+    cache_hint: CacheHint = "auto",
 ) -> OpenAICompatibleProvider:
-    """A provider for any Chat Completions server; ``base_url`` includes the version path (``.../v1``)."""
-    return OpenAICompatibleProvider(
+    """A provider for any Chat Completions server; ``base_url`` includes the version path (``.../v1``).
+
+    ``cache_hint``: how the agent's prompt-cache markers reach the wire. ``"auto"`` sends OpenAI's
+    ``prompt_cache_key`` to api.openai.com and nothing elsewhere; ``"cache_prompt"`` is llama.cpp's flag."""
+    provider = OpenAICompatibleProvider(
         base_url, api_key, model, timeout=timeout, transport=transport, headers=headers, name=name
     )
+    if cache_hint not in ("auto", "prompt_cache_key", "cache_prompt", "none"):
+        raise ProviderConfigError("cache_hint must be 'auto', 'prompt_cache_key', 'cache_prompt' or 'none'")
+    if cache_hint == "auto":
+        cache_hint = "prompt_cache_key" if "api.openai.com" in base_url else "none"
+    provider.cache_hint = cache_hint
+    return provider
