@@ -7,7 +7,17 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).parent
-ORDER = ["imports.py", "engine.py", "agent.py", "explain.py", "host.py", "scale.py", "mcp_bench.py", "long_runs.py"]
+ORDER = [
+    "imports.py",
+    "engine.py",
+    "agent.py",
+    "explain.py",
+    "host.py",
+    "scale.py",
+    "mcp_bench.py",
+    "long_runs.py",
+    "observers.py",
+]
 
 if __name__ == "__main__":
     sys.path.insert(0, str(HERE))

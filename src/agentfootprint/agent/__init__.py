@@ -1,6 +1,7 @@
 """The Agent: a recorded ReAct loop on the flowchart engine, and the one seam extensions plug into."""
 
 from agentfootprint.agent._checkpoints import load_conversation, load_pause_checkpoint
+from agentfootprint.agent._observers import ObserverDrainResult
 from agentfootprint.agent._run_input import InvalidRunInputError, RunInput
 from agentfootprint.agent.agent import Agent
 from agentfootprint.agent.builder import AgentBuilder
@@ -47,6 +48,7 @@ __all__ = [
     "MemberIdentityError",
     "MessageRoleError",
     "NoConversationError",
+    "ObserverDrainResult",
     "OutputSchemaError",
     "ParentRunRefusedError",
     "PendingQuestionError",

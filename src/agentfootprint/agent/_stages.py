@@ -176,6 +176,9 @@ class Stages:
         iteration = turn.iteration + 1
         turn.iteration = iteration
         run.last_completed_iteration = iteration - 1
+        if self.config.react_mode == "classic" and iteration > 1:  # classic ReAct: the context is composed once
+            emit(run, scope, ev.AGENT_ITERATION_START, {"iteration": iteration}, iteration)
+            return
         returns = tuple(
             ToolReturn(name=r["name"], call_id=r["call_id"], content=r["content"], is_error=r["is_error"])
             for r in turn.last_tool_results
@@ -203,18 +206,34 @@ class Stages:
                 for record in result[slot]:
                     emit(run, scope, ev.CONTEXT_INJECTED, {**record, "slot": slot}, iteration)
 
+    def _frozen(self, turn: Turn) -> bool:
+        """Classic ReAct composes the slots on the first iteration only."""
+        return self.config.react_mode == "classic" and turn.iteration > 1
+
     def system_prompt_slot(self, scope: Scope) -> None:
         turn = Turn(scope)
+        if self._frozen(turn):
+            return
         turn.system_prompt = "\n\n".join(r["text"] for r in turn.system_prompt_injections)
 
     def messages_slot(self, scope: Scope) -> None:
         turn = Turn(scope)
+        if self._frozen(turn):
+            return
         turn.message_slot = [
             {"role": r["role"], "content": r["text"], "source_id": r["source_id"]} for r in turn.message_injections
         ]
 
+    async def context_slots(self, scope: Scope) -> None:
+        """``dynamic-grouped``: the three slots composed as one recorded step."""
+        self.system_prompt_slot(scope)
+        self.messages_slot(scope)
+        await self.tools_slot(scope)
+
     async def tools_slot(self, scope: Scope) -> None:
         turn = Turn(scope)
+        if self._frozen(turn):
+            return
         catalog = self.catalog
         active_skill_tools = {r["tool"] for r in turn.tool_injections}
         offered = [*catalog.base] + [

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from agentfootprint._sync import run_sync
 from agentfootprint.agent._checkpoints import load_conversation, load_pause_checkpoint
+from agentfootprint.agent._observers import DeferredSink, ObserverDrainResult
 from agentfootprint.agent._roles import check_message_roles
 from agentfootprint.agent._run import AgentRun
 from agentfootprint.agent._run_input import normalize_run_input
@@ -85,6 +86,7 @@ class Agent:
         self._last_run_input: dict[str, Any] | None = None
         self._extension_state: dict[str, dict[str, Any]] = {}
         self._redactor: Redactor | None = None
+        self._observers: DeferredSink | None = None
         if config.keep_events:
             self._events.on("*", self._last_events.append)
 
@@ -102,11 +104,23 @@ class Agent:
         max_result_chars: int = 100_000,
         caching: Literal["on", "off"] = "on",
         record_system_prompt: bool = False,
+        react_mode: Literal["dynamic", "classic", "dynamic-grouped"] = "dynamic",
+        observer_delivery: Literal["inline", "deferred"] = "inline",
+        observer_queue: int = 10_000,
     ) -> AgentBuilder:
         """Start building an agent on ``provider``; ``max_iterations`` caps model calls per turn.
 
         ``caching="off"`` sends no prompt-cache markers at all (a global kill switch over every cache policy);
-        ``record_system_prompt=True`` puts the assembled system prompt on every ``stream.llm_start`` event."""
+        ``record_system_prompt=True`` puts the assembled system prompt on every ``stream.llm_start`` event.
+        ``react_mode``: ``dynamic`` recomposes the context every iteration, ``classic`` composes it once per turn,
+        ``dynamic-grouped`` recomposes it as one recorded step. ``observer_delivery="deferred"`` delivers events to
+        listeners after the run returns, from a queue of ``observer_queue`` events (see ``drain_observers``)."""
+        if react_mode not in ("dynamic", "classic", "dynamic-grouped"):
+            raise AgentBuildError("react_mode must be 'dynamic', 'classic' or 'dynamic-grouped'")
+        if observer_delivery not in ("inline", "deferred"):
+            raise AgentBuildError("observer_delivery must be 'inline' or 'deferred'")
+        if isinstance(observer_queue, bool) or not isinstance(observer_queue, int) or not 1 <= observer_queue:
+            raise AgentBuildError("observer_queue must be a positive int")
         if caching not in ("on", "off"):
             raise AgentBuildError("caching must be 'on' or 'off'")
         if not isinstance(record_system_prompt, bool):
@@ -126,6 +140,9 @@ class Agent:
                 max_result_chars=max_result_chars,
                 caching=caching,
                 record_system_prompt=record_system_prompt,
+                react_mode=react_mode,
+                observer_delivery=observer_delivery,
+                observer_queue=observer_queue,
             )
         )
 
@@ -328,9 +345,13 @@ class Agent:
         request: Any = None,
         link: str | None = None,
     ) -> AgentRun:
+        sink: EventSink = self._events
+        if self.config.observer_delivery == "deferred":  # captured now, delivered after the run returns
+            self._observers = DeferredSink(self._events, self.config.observer_queue)
+            sink = self._observers
         return AgentRun(
             self.config,
-            self._events,
+            sink,
             run_id,
             identity=identity,
             session_id=session_id,
@@ -411,7 +432,10 @@ class Agent:
                 raise self._crashed(run, exc) from exc
             return await self._finish(run, flow)
         finally:
-            await self._events.drain(timeout=5)
+            if self._observers is not None and self.config.observer_delivery == "deferred":
+                self._observers.flush_later()
+            else:
+                await self._events.drain(timeout=5)
             if self.config.keep_events and run.redactor.active:
                 self._rescrub_events(run.redactor)
 
@@ -688,6 +712,17 @@ class Agent:
     def checkpoint(self) -> dict[str, Any] | None:
         """The last completed conversation as JSON (real values), for ``run(..., continue_from=...)``."""
         return json.loads(json.dumps(self._last_conversation)) if self._last_conversation is not None else None
+
+    async def drain_observers(self, *, timeout: float | None = 5.0) -> ObserverDrainResult:
+        """Deliver the last run's deferred events and await async listeners, up to ``timeout`` seconds; reports
+        what was delivered and what is still pending (zeros before the first run and with inline delivery)."""
+        if self._observers is None or self.config.observer_delivery != "deferred":
+            return ObserverDrainResult()
+        return await self._observers.drain(timeout)
+
+    def drain_observers_sync(self, *, timeout: float | None = 5.0) -> ObserverDrainResult:
+        """Blocking twin of :meth:`drain_observers`."""
+        return run_sync(self.drain_observers(timeout=timeout), "await agent.drain_observers()")
 
     def stopped_early(self) -> StoppedEarly | None:
         """Why the last turn stopped short (``max-iterations`` / ``cost-budget``), or None."""

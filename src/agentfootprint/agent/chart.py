@@ -16,6 +16,7 @@ STAGE_IDS = (
     "system-prompt",
     "messages",
     "tools",
+    "context",
     "window",
     "call-llm",
     "route",
@@ -30,24 +31,30 @@ def build_agent_chart(config: AgentConfig, events: EventSink | None = None) -> F
     ``events``: the agent's own listeners, for a run a caller-built chart names in the mount input."""
     stages = Stages(config, events)
     tool_calls = ToolCalls(config, stages.catalog, events)
-    builder = (
-        flow_chart(
-            "Seed",
-            stages.seed,
-            id="seed",
-            description="Seed the turn with the user message",
-            max_iterations=config.max_iterations + 2,
-        )
-        .then(
-            "Injection engine",
-            stages.injection_engine,
-            id="injection-engine",
-            description="Evaluate which context is active this iteration",
-        )
-        .then("System prompt", stages.system_prompt_slot, id="system-prompt", description="Compose the system prompt")
-        .then("Messages", stages.messages_slot, id="messages", description="Compose injected messages")
-        .then("Tools", stages.tools_slot, id="tools", description="Compose the tools offered")
+    builder = flow_chart(
+        "Seed",
+        stages.seed,
+        id="seed",
+        description="Seed the turn with the user message",
+        max_iterations=config.max_iterations + 2,
+    ).then(
+        "Injection engine",
+        stages.injection_engine,
+        id="injection-engine",
+        description="Evaluate which context is active this iteration",
     )
+    if config.react_mode == "dynamic-grouped":  # one recorded step composes the whole request context
+        builder = builder.then(
+            "Context", stages.context_slots, id="context", description="Compose system prompt, messages and tools"
+        )
+    else:
+        builder = (
+            builder.then(
+                "System prompt", stages.system_prompt_slot, id="system-prompt", description="Compose the system prompt"
+            )
+            .then("Messages", stages.messages_slot, id="messages", description="Compose injected messages")
+            .then("Tools", stages.tools_slot, id="tools", description="Compose the tools offered")
+        )
     if isinstance(config.window, TokenBudgetWindow | SummarizeOldest):  # no strategy, no stage
         builder = builder.then(
             "Window", WindowStage(config, events), id="window", description="Keep the request inside its token budget"

@@ -74,6 +74,9 @@ class AgentConfig:
     record_system_prompt: bool = False
     thinking_budget: int | None = None
     thinking_handler: ThinkingHandler | None = None
+    react_mode: Literal["dynamic", "classic", "dynamic-grouped"] = "dynamic"
+    observer_delivery: Literal["inline", "deferred"] = "inline"
+    observer_queue: int = 10_000
     # the extension seam: features above the agent (honesty, middleware, tool providers) plug in here
     extensions: tuple[Extension, ...] = ()
     ablated: frozenset[str] = frozenset()
