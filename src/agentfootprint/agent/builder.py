@@ -363,6 +363,16 @@ class AgentBuilder:
         checker hides, it never shows)."""
         return self._configure("skill_visibility", checker=checker)
 
+    def skill_graph(self, graph: Any, *, continuity: Literal["turn", "conversation"] = "turn") -> AgentBuilder:
+        """Route between skills by a declared graph (``skill_graph(skills=..., edges=..., rules=...)``): the turn
+        starts in the skill its start rules pick, ``read_skill`` offers only the skills reachable from the cursor,
+        and ``continuity="conversation"`` carries the cursor on ``checkpoint()``. The graph's skills are added."""
+        present = {i.id for i in self._injections}
+        for skill in getattr(graph, "skills", ()):
+            if skill.id not in present:
+                self._inject(skill, "skill")
+        return self._configure("skill_graph", graph=graph, continuity=continuity)
+
     def _configure(self, name: str, **options: Any) -> AgentBuilder:
         if any(e.name == name for e in self._extensions):
             raise AgentBuildError(f"{name}() was already called on this builder")

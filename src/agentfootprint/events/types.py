@@ -51,6 +51,7 @@ __all__ = [
     "RELIABILITY_RECOVERED",
     "RELIABILITY_RETRIED",
     "SKILL_ACTIVATED",
+    "SKILL_GRAPH_DECLARED",
     "STREAM_LLM_END",
     "STREAM_LLM_START",
     "STREAM_TOKEN",
@@ -102,6 +103,7 @@ PERMISSION_HALT = "agentfootprint.permission.halt"
 CHECKIN_REQUEST = "agentfootprint.checkin.request"
 CHECKIN_DECISION = "agentfootprint.checkin.decision"
 SKILL_ACTIVATED = "agentfootprint.skill.activated"
+SKILL_GRAPH_DECLARED = "agentfootprint.skill.graph_declared"
 COMPOSITION_ENTER = "agentfootprint.composition.enter"
 COMPOSITION_EXIT = "agentfootprint.composition.exit"
 MIDDLEWARE_DECISION = "agentfootprint.middleware.decision"
@@ -154,6 +156,7 @@ KNOWN_EVENT_TYPES: frozenset[str] = frozenset(
         CHECKIN_REQUEST,
         CHECKIN_DECISION,
         SKILL_ACTIVATED,
+        SKILL_GRAPH_DECLARED,
         COMPOSITION_ENTER,
         COMPOSITION_EXIT,
         CONTEXT_BUDGET_PRESSURE,
