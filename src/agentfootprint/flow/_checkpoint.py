@@ -10,9 +10,11 @@ from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from agentfootprint.errors import validation_field
 from agentfootprint.flow._frame import Paused
-from agentfootprint.flow._frozen import thaw
+from agentfootprint.flow._frozen import deep_equal, thaw
+from agentfootprint.flow._namespace import Namespace
 from agentfootprint.flow._state import RunState
 from agentfootprint.flow.chart import FlowChart
+from agentfootprint.flow.commit import Commit, Write
 from agentfootprint.flow.errors import InvalidCheckpointError, NotSerializableError, PendingAnswersError
 from agentfootprint.flow.pause import CheckpointFrame, FlowCheckpoint, NamespaceCheckpoint
 
@@ -58,32 +60,133 @@ def load_checkpoint(chart: FlowChart, checkpoint: Any) -> FlowCheckpoint:
         checkpoint = checkpoint.model_dump(mode="json")
     if not isinstance(checkpoint, Mapping):
         raise InvalidCheckpointError(f"checkpoint must be a dict, got {type(checkpoint).__name__}", field="checkpoint")
+    _check_record_keys(checkpoint)
     try:
-        cp = FlowCheckpoint.model_validate(dict(checkpoint))
+        cp = FlowCheckpoint.model_validate(dict(checkpoint), strict=True)
     except ValidationError as err:
         field = validation_field(err)
         raise InvalidCheckpointError(f"checkpoint field '{field[:200]}' is invalid", field=field) from None
     if cp.chart_fingerprint != chart.fingerprint:
         raise InvalidCheckpointError(
-            f"checkpoint was taken on a different chart ('{cp.chart_id[:80]}'), not this one ('{chart.id}')",
-            field="chart_fingerprint",
+            f"checkpoint was taken on a different chart, not this one ('{chart.id}')", field="chart_fingerprint"
         )
     for i, c in enumerate(cp.commit_log):
         if c.idx != i:
-            raise InvalidCheckpointError(f"commit_log[{i}] has idx {c.idx}", field=f"commit_log.{i}.idx")
+            raise InvalidCheckpointError(f"commit_log.{i} has the wrong idx", field=f"commit_log.{i}.idx")
     if cp.counter < len(cp.commit_log) // 2:
         raise InvalidCheckpointError("counter is behind the commit log", field="counter")
     if "" not in cp.namespaces:
         raise InvalidCheckpointError("namespaces has no root namespace", field="namespaces")
+    known = _namespaces_of(chart)
     for name, nsc in cp.namespaces.items():
-        for key, idx in nsc.last_writer.items():
+        for idx in nsc.last_writer.values():
             if not 0 <= idx < len(cp.commit_log):
                 raise InvalidCheckpointError(
-                    f"last_writer for '{key[:80]}' points outside the log",
-                    field=f"namespaces.{name}.last_writer",
+                    "a last_writer entry points outside the log", field=_field_ns(name, known, "last_writer")
                 )
     check_frames(chart, cp.frames, "frames")
+    check_log(chart, cp)
     return cp
+
+
+_COMMIT_KEYS = frozenset(Commit.model_fields)
+_WRITE_KEYS = frozenset(Write.model_fields)
+
+
+def _check_record_keys(checkpoint: Mapping[str, Any]) -> None:
+    """A checkpoint's commits and writes hold only the fields a commit has (nothing is silently dropped), and its
+    version is the integer it names."""
+    if type(checkpoint.get("version")) is not int:
+        raise InvalidCheckpointError("checkpoint field 'version' is invalid", field="version")
+    log = checkpoint.get("commit_log")
+    if not isinstance(log, list):
+        return
+    for i, c in enumerate(log):
+        if isinstance(c, Mapping) and not _COMMIT_KEYS.issuperset(c):
+            raise InvalidCheckpointError(
+                f"commit_log.{i} holds a field a commit does not have", field=f"commit_log.{i}"
+            )
+        writes = c.get("writes") if isinstance(c, Mapping) else None
+        for j, w in enumerate(writes if isinstance(writes, list) else ()):
+            if isinstance(w, Mapping) and not _WRITE_KEYS.issuperset(w):
+                raise InvalidCheckpointError(
+                    f"commit_log.{i}.writes.{j} holds a field a write does not have", field=f"commit_log.{i}.writes.{j}"
+                )
+
+
+def _namespaces_of(chart: FlowChart, prefix: str = "", out: dict[str, FlowChart] | None = None) -> dict[str, FlowChart]:
+    """Every namespace a run of ``chart`` can write to, with the chart whose stages run there."""
+    found = out if out is not None else {prefix: chart}
+    for node in chart.nodes.values():
+        if node.kind == "subflow" and node.subflow is not None:
+            name = prefix + node.id
+            found[name] = node.subflow
+            _namespaces_of(node.subflow, name + "/", found)
+    return found
+
+
+def _field_ns(name: str, known: Mapping[str, Any], leaf: str) -> str:
+    """``namespaces.<name>.<leaf>`` for a namespace of the chart (``namespaces..state`` for the root); a name the
+    checkpoint made up is never echoed."""
+    return f"namespaces.{name}.{leaf}" if name in known else "namespaces"
+
+
+def check_log(chart: FlowChart, cp: FlowCheckpoint) -> None:
+    """The commit log is the run's own record of how its state came to be: every commit names a stage of the chart
+    in a namespace the chart has, under a unique runtime id the counter issued; every read points back to a commit
+    that wrote that key; and folding the applied writes reproduces each namespace's state and last writers."""
+    charts = _namespaces_of(chart)
+    every_stage = {nid for c in charts.values() for nid in c.nodes}
+    seen: set[str] = set()
+    folds: dict[str, Namespace] = {"": Namespace("", thaw(cp.initial_state))}
+    wrote: list[frozenset[str]] = []
+    for i, c in enumerate(cp.commit_log):
+        where = f"commit_log.{i}"
+        if c.namespace not in charts or c.stage_id not in every_stage:
+            raise InvalidCheckpointError(f"{where} names a stage or namespace this chart does not have", field=where)
+        head, _, number = c.runtime_stage_id.rpartition("#")
+        if (
+            not head.endswith(c.stage_id)
+            or not number.isdigit()
+            or int(number) >= cp.counter
+            or c.runtime_stage_id in seen
+        ):
+            raise InvalidCheckpointError(
+                f"{where} has a runtime id the run never issued", field=f"{where}.runtime_stage_id"
+            )
+        seen.add(c.runtime_stage_id)
+        if any(not (set(e) == {"name", "payload"} and isinstance(e["name"], str)) for e in c.emits):
+            raise InvalidCheckpointError(f"{where} holds an emit that is not one", field=f"{where}.emits")
+        for key, j in c.reads.items():
+            if j is not None and not (0 <= j < i and key in wrote[j]):
+                raise InvalidCheckpointError(
+                    f"{where} reads from a commit that did not write it", field=f"{where}.reads"
+                )
+        wrote.append(frozenset(c.keys_written()) if c.applied else frozenset())
+        if c.kind == "subflow-enter" and c.namespace:
+            folds[c.namespace] = Namespace(c.namespace)
+        if c.applied:
+            ns = folds.setdefault(c.namespace, Namespace(c.namespace))
+            try:
+                ns.apply(c.idx, c.writes)
+            except (TypeError, ValueError, AttributeError):
+                raise InvalidCheckpointError(
+                    f"{where} holds a write that cannot apply", field=f"{where}.writes"
+                ) from None
+    for name, nsc in cp.namespaces.items():
+        fold = folds.get(name)
+        if fold is None:
+            if name not in charts or nsc.state or nsc.last_writer:
+                raise InvalidCheckpointError("a namespace is not in the commit log", field="namespaces")
+            continue
+        if not deep_equal(thaw(fold.state), thaw(nsc.state)):
+            raise InvalidCheckpointError(
+                "a namespace's state is not what its commit log wrote", field=_field_ns(name, charts, "state")
+            )
+        if fold.last_writer != nsc.last_writer:
+            raise InvalidCheckpointError(
+                "a namespace's last writers are not its commit log's", field=_field_ns(name, charts, "last_writer")
+            )
 
 
 def check_frames(chart: FlowChart, frames: list[CheckpointFrame], where: str) -> None:
@@ -134,4 +237,4 @@ def check_pending_answers(frames: list[CheckpointFrame], answer: Any) -> None:
         check_pending_answers(pending[branch].frames, value)
 
 
-__all__ = ["check_frames", "check_pending_answers", "checkpoint_json", "load_checkpoint"]
+__all__ = ["check_frames", "check_log", "check_pending_answers", "checkpoint_json", "load_checkpoint"]

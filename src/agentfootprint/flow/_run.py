@@ -125,11 +125,13 @@ async def execute_resume(
     recorders: Iterable[Recorder],
     redaction: RedactionPolicy | None,
     deps: Any = None,
+    run_id: str | None = None,
+    origin: Mapping[str, Any] | None = None,
 ) -> FlowResult:
     cp = load_checkpoint(chart, checkpoint)
     rs = RunState(
         chart,
-        run_id=cp.run_id,
+        run_id=run_id or cp.run_id,
         args=cp.args,
         initial_state=cp.initial_state,
         recorders=recorders,
@@ -146,6 +148,8 @@ async def execute_resume(
         ns = Namespace(name, nsc.state, deps if name == "" else None)
         ns.last_writer = dict(nsc.last_writer)
         rs.namespaces[name] = ns
+    if run_id is not None or origin is not None:
+        rs.resumed_from = {**dict(origin or {}), "run_id": cp.run_id, "commits": len(cp.commit_log)}
     check_pending_answers(cp.frames, answer)
     rs.resume_answer = answer
     if rs.dispatch.on_resume:

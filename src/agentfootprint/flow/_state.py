@@ -54,6 +54,7 @@ class RunState:
         self.resume_answer: Any = _NO_ANSWER
         self.output: Any = None
         self.current_rid: str | None = None
+        self.resumed_from: dict[str, Any] | None = None
 
     # -- ids and records -----------------------------------------------------------------------------------
     def next_rid(self, prefix: str, node_id: str) -> str:
@@ -126,6 +127,7 @@ class RunState:
             subflow_states=subs,
             commit_log=list(log),
             redacted=redacted,
+            resumed_from=dict(self.resumed_from) if self.resumed_from is not None else None,
         )
 
 

@@ -27,9 +27,21 @@ class CancelToken:
             if self._reason is None:
                 self._reason = str(reason)[:500]
             tasks = list(self._tasks)
+        try:
+            current = asyncio.current_task()
+        except RuntimeError:
+            current = None
         for loop, task in tasks:
-            if not task.done():
-                loop.call_soon_threadsafe(task.cancel)
+            # the run calling cancel() (a tool, a listener) stops at its next stage boundary by itself
+            if not task.done() and task is not current:
+                loop.call_soon_threadsafe(self._cancel_if_running, task)
+
+    def _cancel_if_running(self, task: asyncio.Task[object]) -> None:
+        """Cancel ``task`` only while it still runs a run of this token (never a caller after the run ended)."""
+        with self._lock:
+            running = any(t is task for _, t in self._tasks)
+        if running and not task.done():
+            task.cancel()
 
     def _register(self, task: asyncio.Task[object]) -> None:
         with self._lock:

@@ -12,6 +12,7 @@ from agentfootprint._sync import run_sync
 
 if TYPE_CHECKING:
     from agentfootprint.flow.cancel import CancelToken
+    from agentfootprint.flow.pause import FlowCheckpoint
     from agentfootprint.flow.recorder import Recorder
     from agentfootprint.flow.redaction import RedactionPolicy
     from agentfootprint.flow.result import FlowResult
@@ -193,8 +194,13 @@ class FlowChart:
         recorders: Iterable[Recorder] = (),
         redaction: RedactionPolicy | None = None,
         deps: Any = None,
+        run_id: str | None = None,
+        origin: Mapping[str, Any] | None = None,
     ) -> FlowResult:
-        """Continue a paused run: the paused stage re-runs and its ``pause()`` returns ``answer``."""
+        """Continue a paused run: the paused stage re-runs and its ``pause()`` returns ``answer``.
+
+        By default the resumed leg keeps the paused run's id; ``run_id`` gives it a fresh one. Either way with
+        ``run_id`` or ``origin`` the snapshot's ``resumed_from`` names the run it continues (plus ``origin``)."""
         from agentfootprint.flow._run import execute_resume
 
         return await execute_resume(
@@ -206,7 +212,16 @@ class FlowChart:
             recorders=recorders,
             redaction=redaction,
             deps=deps,
+            run_id=run_id,
+            origin=origin,
         )
+
+    def load_checkpoint(self, checkpoint: Any) -> FlowCheckpoint:
+        """Validate an untrusted checkpoint against this chart, as ``resume`` does first: its shape, that it was
+        taken on this chart, and that its state is what its own commit log wrote. Refusals name the field."""
+        from agentfootprint.flow._checkpoint import load_checkpoint
+
+        return load_checkpoint(self, checkpoint)
 
     def run_sync(self, state: Mapping[str, Any] | None = None, **kwargs: Any) -> FlowResult:
         """Blocking twin of :meth:`run` for scripts (no event loop may be running in this thread)."""

@@ -13,6 +13,7 @@ from agentfootprint.flow.errors import InvalidStateKeyError
 
 if TYPE_CHECKING:
     from agentfootprint.flow._frame import StageFrame
+    from agentfootprint.flow.snapshot import FlowSnapshot
 
 MAX_KEY_LENGTH = 512
 
@@ -207,6 +208,11 @@ class Scope:
     def namespace(self) -> str:
         """The chart namespace this stage runs in ("" at the root, the mount path inside a subflow)."""
         return self._ns.name
+
+    def live_snapshot(self) -> FlowSnapshot | None:
+        """The served (redacted) snapshot of the run this stage belongs to, as it stands now (mid-run)."""
+        frame = self._frame
+        return frame.run.snapshot(served=True) if frame is not None else None
 
     @property
     def run_id(self) -> str | None:

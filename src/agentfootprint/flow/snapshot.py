@@ -38,6 +38,9 @@ class FlowSnapshot(BaseModel):
     subflow_states: dict[str, dict[str, Any]] = Field(default_factory=dict)
     commit_log: list[Commit]
     redacted: bool = False
+    resumed_from: dict[str, Any] | None = None
+    """On a resumed leg: the run it continues (``run_id``), how many commits came from its checkpoint
+    (``commits``) and what the resumer knew of that checkpoint's origin (e.g. ``sealed``); None otherwise."""
 
     def state_at(self, idx: int, namespace: str = "") -> dict[str, Any]:
         """State of ``namespace`` right after commit ``idx`` (failed/paused commits change nothing)."""
