@@ -91,6 +91,7 @@ async def test_requests_carry_only_user_assistant_tool_turns_and_the_model_name(
 
 
 async def test_iteration_numbers_continue_across_pause_and_resume() -> None:
+    """R004-17: the resumed leg is a new run (its events carry one fresh run id) of the same turn."""
     a1 = build(mock(replies=[{"tool_calls": [{"id": "l", "name": "lookup_order", "args": {"orderId": "A"}}]}, ask()]))
     first: list[AgentEvent] = []
     a1.on("stream.llm_start", first.append)
@@ -105,7 +106,8 @@ async def test_iteration_numbers_continue_across_pause_and_resume() -> None:
     assert done.status == "completed"
     llm = [e for e in second if e.type == "agentfootprint.stream.llm_start"]
     assert [e.meta.iteration for e in llm] == [3]
-    assert {e.meta.run_id for e in second} == {paused.run_id}
+    assert {e.meta.run_id for e in second} == {done.run_id} and done.run_id != paused.run_id
+    assert done.resumed_from == paused.run_id
     assert second[0].type == "agentfootprint.agent.turn_start" and second[-1].type == "agentfootprint.agent.turn_end"
     assert any(e.type == "agentfootprint.pause.resumed" for e in second)
     assert len(lookup_calls) == 1

@@ -73,8 +73,8 @@ async def test_ask_human_pauses_then_resumes_on_a_fresh_agent_after_json_roundtr
     assert msgs[1].tool_calls[0].id == "h1" and msgs[1].tool_calls[0].name == "ask_human"
     tool_msg = msgs[2]
     assert (tool_msg.tool_call_id, tool_msg.tool_name, tool_msg.content) == ("h1", "ask_human", ANSWER)
-    # the resumed turn is the same run
-    assert done.run_id == paused.run_id
+    # R004-17: the resumed leg is a new run (fresh id), linked to the leg it continues
+    assert done.run_id != paused.run_id and done.resumed_from == paused.run_id
     # and its conversation can be followed up on the resuming agent
     await a2.follow_up("one more thing")
     assert [m.role for m in p2.requests[1].messages] == ["user", "assistant", "tool", "assistant", "user"]
@@ -431,7 +431,7 @@ async def test_identity_survives_pause_and_resume_on_a_fresh_agent() -> None:
     done = await a2.resume(roundtrip(paused.checkpoint), "ok")
     assert done.status == "completed"
     assert seen and seen[0].identity.tenant == "acme" and seen[0].identity.principal == "ann"
-    assert seen[0].run_id == paused.run_id == done.run_id
+    assert seen[0].run_id == done.run_id != paused.run_id  # R004-17: the resumed leg is a new run of the turn
 
 
 async def test_pending_question_error_carries_the_question() -> None:

@@ -207,8 +207,11 @@ async def test_a_paused_then_resumed_run_exported_in_two_segments_stays_chained(
     resumer = asking_agent(rec, after_resume(), keep_events=keep_events) if fresh else agent
     checkpoint = json.loads(json.dumps(paused.checkpoint))
     done = await resumer.resume(checkpoint, "yes, refund")
-    assert done.status == "completed" and done.run_id == paused.run_id
+    assert done.status == "completed" and done.resumed_from == paused.run_id  # R004-17: a new run, one turn
     part2 = export_audit(resumer, payload_mode=mode, segment=part1)  # type: ignore[arg-type]
+    origin = part2[0]["payload"]["resumed_from"]
+    assert origin["run_id"] == paused.run_id and origin["sealed"] is False
+    assert origin["commits"] == len([r for r in part1 if r["meta"]["kind"] == "commit"])
 
     _check_two_segments(part1, part2, resumer)
     text = _dump(part1 + part2)

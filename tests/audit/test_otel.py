@@ -341,10 +341,11 @@ async def test_a_paused_run_and_its_resume_are_two_turns_of_one_run(
     assert _a(ask)[attrs.AF_PAUSED] is True and ask.parent.span_id == root1.context.span_id  # type: ignore[union-attr]
     exporter.clear()
 
-    await agent.resume(paused.checkpoint, "yes, refund")
+    done = await agent.resume(paused.checkpoint, "yes, refund")
     second = _by_name(exporter.get_finished_spans())
     root2 = second["invoke_agent agent"][0]
-    assert _a(root2)[attrs.AF_RUN_ID] == _a(root1)[attrs.AF_RUN_ID] == paused.run_id
+    assert _a(root1)[attrs.AF_RUN_ID] == paused.run_id  # R004-17: the resumed leg is a new run of the turn
+    assert _a(root2)[attrs.AF_RUN_ID] == done.run_id != paused.run_id
     answered = second["execute_tool ask_human"][0]
     assert _a(answered)[attrs.AF_STATUS] == "resumed"
     assert _a(answered)[attrs.GEN_AI_TOOL_CALL_ID] == "ask-1"

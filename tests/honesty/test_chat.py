@@ -53,7 +53,7 @@ async def test_why_is_answered_from_the_recording_with_no_model_call() -> None:
     agent = make_agent()
     assert not agent.can_explain()
     await agent.run("Can Dana get a refund?")
-    assert agent.can_explain()
+    assert not agent.can_explain()  # R004-84: without self-explain there is nothing for the model to explain from
     before = len(SEEN)
     why = agent.why('Why did you say "VIP tier override"?')
     assert len(SEEN) == before  # the recording answered, not the model

@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agentfootprint import DecisionRequiredError
 from agentfootprint.honesty.checkin import CheckInPack, check_in_approved, check_in_declined, check_in_pack_of
 from tests.honesty.conftest import Calls, refund_agent
 
@@ -33,7 +35,7 @@ async def test_approve_runs_the_tool_exactly_once(calls: Calls) -> None:
     agent = refund_agent(calls)
     paused = await agent.run("Please refund order A-1001")
     assert paused.checkpoint is not None
-    done = await agent.resume(paused.checkpoint, check_in_approved())
+    done = await agent.resume(paused.checkpoint, check_in_approved(paused))
     assert done.status == "completed" and done.answer == "Refunded $480 for order A-1001."
     assert calls.refunds == [{"order_id": "A-1001", "amount": 480}] and len(calls.lookups) == 1
     assert agent.pending_check_in() is None
@@ -47,7 +49,7 @@ async def test_decline_never_runs_the_tool_and_the_model_is_told(calls: Calls) -
     agent = refund_agent(calls)
     paused = await agent.run("Please refund order A-1001")
     assert paused.checkpoint is not None
-    done = await agent.resume(paused.checkpoint, check_in_declined())
+    done = await agent.resume(paused.checkpoint, check_in_declined(paused))
     assert calls.refunds == [] and done.answer is not None and "declined" in done.answer
     told = calls.requests[-1].messages[-1]
     assert told.role == "tool" and told.content.startswith("Declined")
@@ -56,14 +58,16 @@ async def test_decline_never_runs_the_tool_and_the_model_is_told(calls: Calls) -
     assert [r["check_in"] for r in snap.state["tool_results"] if r["name"] == "refund_order"] == ["declined"]
 
 
-async def test_bool_answers_work_too(calls: Calls) -> None:
-    for answer, runs in ((True, 1), (False, 0)):
-        calls.refunds.clear()
+async def test_bare_answers_are_not_decisions(calls: Calls) -> None:
+    """R004-57: a consent gate answered with something that is not a decision is refused; the tool never runs."""
+    for answer in (True, False, "yes", "approve", None, {"approved": True}):
         agent = refund_agent(calls)
         paused = await agent.run("refund A-1001")
         assert paused.checkpoint is not None
-        await agent.resume(paused.checkpoint, answer)
-        assert len(calls.refunds) == runs
+        with pytest.raises(DecisionRequiredError) as err:
+            await agent.resume(paused.checkpoint, answer)
+        assert err.value.code == "ERR_DECISION_REQUIRED" and "yes" not in str(err.value).lower().split("received")[1]
+        assert calls.refunds == []
 
 
 async def test_the_pack_survives_json_and_resume_works_on_a_fresh_agent(calls: Calls) -> None:
@@ -74,7 +78,7 @@ async def test_the_pack_survives_json_and_resume_works_on_a_fresh_agent(calls: C
     pack = check_in_pack_of(checkpoint)
     assert pack is not None and CheckInPack.model_validate_json(pack.model_dump_json()) == pack
     fresh = refund_agent(calls)
-    done = await fresh.resume(checkpoint, "approve")
+    done = await fresh.resume(checkpoint, check_in_approved(pack))
     assert done.status == "completed" and len(calls.refunds) == 1
 
 
@@ -151,7 +155,7 @@ async def test_the_pack_never_carries_a_redacted_value(calls: Calls) -> None:
     assert "[REDACTED]" in pack.will_do
     assert result.checkpoint is not None
     assert "A-1001" not in json.dumps(result.checkpoint["flow"]["pause_data"]["evidence"])
-    done = await agent.resume(result.checkpoint, "approve")  # the real arguments still reach the tool
+    done = await agent.resume(result.checkpoint, check_in_approved(result))  # the real arguments reach the tool
     assert done.status == "completed" and calls.refunds == [{"order_id": "A-1001", "amount": 480}]
 
 
@@ -189,13 +193,20 @@ async def test_decline_note_reaches_the_model_and_decisions_are_events() -> None
     decisions: list[Any] = []
     fresh, fresh_provider = build()
     fresh.on("checkin.decision", lambda e: decisions.append(e.payload))
-    done = await fresh.resume(paused.checkpoint or {}, check_in_declined(by="ann", note="over the limit"))
+    done = await fresh.resume(paused.checkpoint or {}, check_in_declined(paused, by="ann", note="over the limit"))
     assert done.status == "completed" and ran == []
     assert "over the limit" in fresh_provider.requests[-1].messages[-1].content
     assert decisions == [
-        {"tool_call_id": "r1", "tool": "refund", "decision": "declined", "by": "ann", "note": "over the limit"}
+        {
+            "tool_call_id": "r1",
+            "tool": "refund",
+            "decision": "declined",
+            "by": "ann",
+            "note": "over the limit",
+            "request_id": paused.request_id,
+        }
     ]
     agent2, _ = build()
     paused2 = await agent2.run("refund me")
-    await agent2.resume(paused2.checkpoint or {}, check_in_approved(by="bob"))
+    await agent2.resume(paused2.checkpoint or {}, check_in_approved(paused2, by="bob"))
     assert ran == [{"amount": 5}]

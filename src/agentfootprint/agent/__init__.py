@@ -2,11 +2,23 @@
 
 from agentfootprint.agent._checkpoints import load_conversation, load_pause_checkpoint
 from agentfootprint.agent._observers import ObserverDrainResult
+from agentfootprint.agent._options import InvalidRunOptionError
 from agentfootprint.agent._run_input import InvalidRunInputError, RunInput
+from agentfootprint.agent._seal import CheckpointSealError
 from agentfootprint.agent.agent import Agent
 from agentfootprint.agent.builder import AgentBuilder
+from agentfootprint.agent.consent import (
+    ConsentDecision,
+    DecisionLedger,
+    InMemoryDecisionLedger,
+    SQLiteDecisionLedger,
+    check_in_approved,
+    check_in_declined,
+)
 from agentfootprint.agent.errors import (
     AgentBuildError,
+    ConversationMismatchError,
+    DecisionRequiredError,
     InvalidConversationError,
     MemberIdentityError,
     MessageRoleError,
@@ -15,7 +27,11 @@ from agentfootprint.agent.errors import (
     ParentRunRefusedError,
     PendingQuestionError,
     PolicyHaltError,
+    ResumeDecisionError,
+    ResumeIdentityConflictError,
+    ResumeRedactionError,
     RunCheckpointError,
+    RunDataError,
     RunInFlightError,
     UnknownSourceError,
 )
@@ -39,12 +55,19 @@ __all__ = [
     "AgentPauseCheckpoint",
     "CallModel",
     "CallTool",
+    "CheckpointSealError",
+    "ConsentDecision",
     "ConversationCheckpoint",
+    "ConversationMismatchError",
+    "DecisionLedger",
+    "DecisionRequiredError",
     "Extension",
     "ExtensionError",
+    "InMemoryDecisionLedger",
     "InputRefusedError",
     "InvalidConversationError",
     "InvalidRunInputError",
+    "InvalidRunOptionError",
     "MemberIdentityError",
     "MessageRoleError",
     "NoConversationError",
@@ -53,16 +76,23 @@ __all__ = [
     "ParentRunRefusedError",
     "PendingQuestionError",
     "PolicyHaltError",
+    "ResumeDecisionError",
+    "ResumeIdentityConflictError",
+    "ResumeRedactionError",
     "RunCheckpointError",
     "RunContext",
+    "RunDataError",
     "RunInFlightError",
     "RunInput",
     "RunOutcome",
     "RunResult",
+    "SQLiteDecisionLedger",
     "StoppedEarly",
     "ToolCallRequest",
     "Turn",
     "UnknownSourceError",
+    "check_in_approved",
+    "check_in_declined",
     "load_conversation",
     "load_pause_checkpoint",
 ]

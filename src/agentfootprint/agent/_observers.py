@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -35,6 +35,7 @@ class _Captured:
     runtime_stage_id: str | None
     iteration: int | None
     redact: Callable[[Any], Any] | None
+    meta: Mapping[str, Any] | None = None
 
 
 class DeferredSink:
@@ -68,6 +69,7 @@ class DeferredSink:
         iteration: int | None = None,
         timestamp: float | None = None,
         redact: Callable[[Any], Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
     ) -> AgentEvent | None:
         if not self._dispatcher.has_listeners(event_type):
             return None
@@ -77,7 +79,7 @@ class DeferredSink:
         if len(self._queue) >= self._capacity:  # full: deliver the oldest now rather than drop it
             self._deliver(self._queue.popleft())
             self.delivered_inline += 1
-        self._queue.append(_Captured(event_type, built, run_id, runtime_stage_id, iteration, None))
+        self._queue.append(_Captured(event_type, built, run_id, runtime_stage_id, iteration, None, meta))
         return None
 
     def _deliver(self, item: _Captured) -> None:
@@ -88,6 +90,7 @@ class DeferredSink:
             runtime_stage_id=item.runtime_stage_id,
             iteration=item.iteration,
             redact=item.redact,
+            meta=item.meta,
         )
         self.delivered += 1
 

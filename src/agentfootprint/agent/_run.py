@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentfootprint.agent.errors import MemberIdentityError
@@ -16,7 +16,7 @@ from agentfootprint.agent.extension import (
 )
 from agentfootprint.agent.member_run import resolve_parent_run
 from agentfootprint.events import AgentEvent, EventDispatcher, EventSink, PayloadArg
-from agentfootprint.flow import RedactionPolicy, Redactor, Scope
+from agentfootprint.flow import CancelToken, RedactionPolicy, Redactor, Scope
 from agentfootprint.flow._frozen import thaw
 from agentfootprint.identity import Identity, coerce_identity
 from agentfootprint.providers import LLMRequest, LLMResponse, Message
@@ -30,11 +30,12 @@ if TYPE_CHECKING:
 class RunEvents:
     """The run's view of its event sink: every event is redacted with the run's policy (not only the agent's)."""
 
-    __slots__ = ("_redact", "_sink")
+    __slots__ = ("_meta", "_redact", "_sink")
 
-    def __init__(self, sink: EventSink, redactor: Redactor) -> None:
+    def __init__(self, sink: EventSink, redactor: Redactor, meta: Mapping[str, Any] | None = None) -> None:
         self._sink = sink
         self._redact: Callable[[Any], Any] | None = _redacting(redactor) if redactor.active else None
+        self._meta = dict(meta) if meta else None
 
     def has_listeners(self, event_type: str) -> bool:
         return self._sink.has_listeners(event_type)
@@ -49,6 +50,7 @@ class RunEvents:
         iteration: int | None = None,
         timestamp: float | None = None,
         redact: Callable[[Any], Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
     ) -> AgentEvent | None:
         return self._sink.emit(
             event_type,
@@ -58,6 +60,7 @@ class RunEvents:
             iteration=iteration,
             timestamp=timestamp,
             redact=redact or self._redact,
+            meta={**self._meta, **meta} if (self._meta and meta) else (meta or self._meta),
         )
 
     def is_known(self, event_type: str) -> bool:
@@ -103,14 +106,25 @@ class AgentRun:
         resumed: bool = False,
         request: Any = None,
         link: str | None = None,
+        turn_id: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+        signal: CancelToken | None = None,
     ) -> None:
         self.config = config
         self.run_id = run_id
+        self.turn_id = turn_id or run_id
+        """The turn this run serves: its first leg's run id (a resumed leg has a fresh run id, the same turn)."""
         self.identity = identity
+        """Who the caller said the run is for (what tools see); None when they said nothing."""
         self.session_id = session_id
+        self.memory_identity = memory_identity_of(identity, session_id)
+        """The namespace memory is scoped to: the caller's identity, else ``{conversation_id: session_id}``."""
         self.seed = seed
         self.redactor = redactor if redactor is not None else Redactor(RedactionPolicy())
-        self.events = RunEvents(events, self.redactor)
+        self.events = RunEvents(events, self.redactor, meta)
+        self.signal = signal if signal is not None else CancelToken()
+        self.scope: Scope | None = None
+        """The scope of the stage running now (what ``last_snapshot()`` reads mid-run)."""
         self.original_input = original_input
         self.mounted = mounted
         self.resumed = resumed
@@ -138,6 +152,7 @@ class AgentRun:
         mount input names (``parent_run``: a live link; ``member_identity``: an identity); else refused."""
         run = scope.deps
         if isinstance(run, AgentRun) and run.config is config:
+            run.scope = scope
             return run
         return AgentRun._adopt(scope, config, events)
 
@@ -166,6 +181,7 @@ class AgentRun:
             run_id = scope.run_id or ""
             run = AgentRun(config, sink, run_id, identity=identity, redactor=Redactor(config.redaction), mounted=True)
         scope.bind_deps(run)
+        run.scope = scope
         return run
 
     # -- events -----------------------------------------------------------------------------------------------
@@ -221,6 +237,14 @@ class AgentRun:
         return list(cache)
 
 
+def memory_identity_of(identity: Identity | None, session_id: str | None) -> Identity | None:
+    """A run with a session and no identity is scoped to ``{conversation_id: session_id}``: a hosting session is a
+    conversation. An identity the caller gave always wins; with neither, memory falls back to the run's own."""
+    if identity is not None:
+        return identity
+    return Identity(conversation_id=session_id) if session_id else None
+
+
 class ToolHookError(Exception):
     """A ``wrap_tool_call`` hook raised: the call fails closed and the record names the extension."""
 
@@ -251,4 +275,4 @@ def _wrap_tool(ext: Extension, ctx: RunContext, call_next: CallTool) -> CallTool
 
 Stage = Callable[[Scope], Awaitable[None] | None]
 
-__all__ = ["AgentRun", "RunEvents", "Stage", "ToolHookError"]
+__all__ = ["AgentRun", "RunEvents", "Stage", "ToolHookError", "memory_identity_of"]

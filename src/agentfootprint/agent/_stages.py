@@ -188,8 +188,8 @@ class Stages:
             iteration=iteration,
             last_tool_results=returns,
             activated_skills=tuple(turn.activated_skills),
-            identity=run.identity,
-            run_id=run.run_id,
+            identity=run.memory_identity,
+            run_id=run.turn_id,
         )
         previous = {
             r["source_id"]: r["since_iteration"] for r in (*turn.system_prompt_injections, *turn.message_injections)
@@ -366,11 +366,19 @@ class Stages:
                     "the model's response is nested too deeply to process", provider=self.config.provider.name
                 ) from None
         except Exception as exc:
+            attempts = [a.model_dump() for a in getattr(exc, "attempts", None) or () if hasattr(a, "model_dump")]
+            if attempts:  # a retry that gave up: every attempt is evidence on the failed commit, as a success's is
+                turn.failed_call = {"iteration": iteration, "code": getattr(exc, "code", None), "attempts": attempts}
             emit(
                 run,
                 scope,
                 ev.ERROR_PROVIDER,
-                {"error_type": type(exc).__name__, "code": getattr(exc, "code", None), "message": str(exc)[:300]},
+                {
+                    "error_type": type(exc).__name__,
+                    "code": getattr(exc, "code", None),
+                    "message": str(exc)[:300],
+                    "attempts": attempts,
+                },
                 iteration,
             )
             raise
@@ -471,8 +479,8 @@ class Stages:
         if run.mounted:  # a composition member has no turn end of its own: write its turn to memory here
             await remember_turn(
                 self.config.injections,
-                identity=run.identity,
-                run_id=run.run_id,
+                identity=run.memory_identity,
+                run_id=run.turn_id,
                 user_message=turn.user_message,
                 answer=answer,
                 events=run.events,

@@ -12,9 +12,11 @@ from types import MappingProxyType
 from typing import Any, cast
 
 from agentfootprint.agent._run import AgentRun, ToolHookError
+from agentfootprint.agent._run_input import describe_received
 from agentfootprint.agent._stages import Catalog, emit
 from agentfootprint.agent.config import READ_SKILL, AgentConfig
-from agentfootprint.agent.errors import PolicyHaltError
+from agentfootprint.agent.consent import ConsentDecision, consent_request_id, read_decision
+from agentfootprint.agent.errors import DecisionRequiredError, PolicyHaltError, ResumeDecisionError
 from agentfootprint.agent.extension import CallTool, ToolCallRequest
 from agentfootprint.agent.turn import HistoryEntry, ToolCallRecord, ToolResultRecord, ToolReturn, Turn
 from agentfootprint.events import EventSink
@@ -26,7 +28,6 @@ from agentfootprint.tools.execute import execute_tool
 
 ERR_TOOL_HOOK = "ERR_TOOL_HOOK"
 TWIN_THRESHOLD = 0.8
-_APPROVALS = ("yes", "y", "approve", "approved", "allow", "ok")
 
 
 @dataclass
@@ -172,6 +173,7 @@ class ToolCalls:
             "question": question,
             "tool_call_id": call_id,
             "tool_name": name,
+            "request_id": consent_request_id(run.turn_id, iteration, call_id, name, thaw(call.get("args", {}))),
             "completed": batch.completed(),
         }
         emit(
@@ -191,6 +193,7 @@ class ToolCalls:
         """The innermost link of the tool chain: validate, permit, gate and run the tool (never raises for it)."""
 
         async def execute(request: ToolCallRequest) -> ToolOutcome:
+            policy = run.redactor.policy
             ctx = ToolContext(
                 tool_call_id=request.tool_call_id,
                 run_id=run.run_id,
@@ -201,6 +204,9 @@ class ToolCalls:
                 request=run.request,
                 parent_run=run.link,
                 services=MappingProxyType(run.tool_services),
+                session_id=run.session_id,
+                redact=None if policy.empty else policy,
+                signal=run.signal,
             )
             return await execute_tool(
                 request.tool,
@@ -248,19 +254,22 @@ class ToolCalls:
         if kind != "check_in":
             content = value if isinstance(value, str) else json.dumps(value)
             return _Result(content, False, None, {"answered_by": "human"})
-        decided_by: str | None = None
-        note: str | None = None
-        if isinstance(value, dict):  # check_in_approved(by=...) / check_in_declined(by=..., note=...)
-            decided_by = str(value["by"])[:200] if value.get("by") else None
-            note = str(value["note"])[:2000] if value.get("note") else None
-            value = value.get("decision")
-        approved = value is True or (isinstance(value, str) and value.strip().lower() in _APPROVALS)
-        decision = "approved" if approved else "declined"
+        request_id = consent_request_id(run.turn_id, iteration, call["id"], call["name"], thaw(call.get("args", {})))
+        answered = spend_decision(self.config, value, request_id)
+        decided_by, note = answered.by, answered.note
+        decision = "approved" if answered.approved else "declined"
         emit(
             run,
             scope,
             ev.CHECKIN_DECISION,
-            {"tool_call_id": call["id"], "tool": call["name"], "decision": decision, "by": decided_by, "note": note},
+            {
+                "tool_call_id": call["id"],
+                "tool": call["name"],
+                "decision": decision,
+                "by": decided_by,
+                "note": note,
+                "request_id": request_id,
+            },
             iteration,
         )
         request = ToolCallRequest(
@@ -313,6 +322,27 @@ class ToolCalls:
         )
 
 
+def check_decision(answer: Any, request_id: str) -> ConsentDecision:
+    """``answer`` as the decision on ``request_id``; refused when it is not a decision, or answers another request."""
+    decision = read_decision(answer)
+    if decision is None:
+        raise DecisionRequiredError(received=describe_received(answer), request_id=request_id)
+    if decision.request_id is None:
+        raise ResumeDecisionError("no-request", request_id=request_id)
+    if decision.request_id != request_id:
+        raise ResumeDecisionError("other-request", request_id=request_id)
+    return decision
+
+
+def spend_decision(config: AgentConfig, answer: Any, request_id: str) -> ConsentDecision:
+    """Check the decision, then spend its request: a request a resume already answered is refused, so the tool
+    never runs twice on one consent."""
+    decision = check_decision(answer, request_id)
+    if not config.ledger().spend(request_id):
+        raise ResumeDecisionError("spent", request_id=request_id)
+    return decision
+
+
 def tool_choice_margins(calls: Any, specs: Any) -> list[dict[str, Any]]:
     """When the model picked a tool that has a near-twin among those offered, record how alike they read."""
     if len(specs) < 2:
@@ -342,4 +372,4 @@ def tool_choice_margins(calls: Any, specs: Any) -> list[dict[str, Any]]:
     return out
 
 
-__all__ = ["ERR_TOOL_HOOK", "TWIN_THRESHOLD", "ToolCalls", "tool_choice_margins"]
+__all__ = ["ERR_TOOL_HOOK", "TWIN_THRESHOLD", "ToolCalls", "check_decision", "spend_decision", "tool_choice_margins"]

@@ -10,17 +10,22 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 
 from pydantic import BaseModel, ValidationError
+from typing_extensions import Unpack
 
 from agentfootprint._sync import run_sync
 from agentfootprint.agent._checkpoints import load_conversation, load_pause_checkpoint
 from agentfootprint.agent._observers import DeferredSink, ObserverDrainResult
+from agentfootprint.agent._options import RunOptionArgs, RunOptions, read_options
+from agentfootprint.agent._resume import caller, prepare_resume, run_redaction, stamp, stored_conversation
 from agentfootprint.agent._roles import check_message_roles
 from agentfootprint.agent._run import AgentRun
 from agentfootprint.agent._run_input import normalize_run_input
-from agentfootprint.agent._stages import read_skill_tool
+from agentfootprint.agent._seal import seal, seal_key
+from agentfootprint.agent._stages import Catalog, read_skill_tool
 from agentfootprint.agent.builder import AgentBuilder
 from agentfootprint.agent.chart import build_agent_chart
 from agentfootprint.agent.config import AgentConfig
+from agentfootprint.agent.consent import DecisionLedger
 from agentfootprint.agent.errors import (
     AgentBuildError,
     InvalidConversationError,
@@ -28,6 +33,7 @@ from agentfootprint.agent.errors import (
     OutputSchemaError,
     ParentRunRefusedError,
     PendingQuestionError,
+    RunDataError,
     RunInFlightError,
     UnknownSourceError,
     as_run_checkpoint_error,
@@ -42,14 +48,12 @@ from agentfootprint.flow import (
     FlowChart,
     FlowResult,
     FlowSnapshot,
-    InvalidCheckpointError,
     NarrativeEntry,
-    RedactionPolicy,
     Redactor,
     render_narrative,
 )
 from agentfootprint.flow.errors import RAW_STATE_ATTR
-from agentfootprint.identity import Identity, coerce_identity
+from agentfootprint.identity import Identity
 from agentfootprint.providers import Provider, Usage
 from agentfootprint.tools import DuplicateToolError, Tool
 
@@ -62,7 +66,13 @@ _MAX_ITERATIONS_CEILING = 1000
 
 
 def _identity_dict(identity: Identity | None) -> dict[str, Any] | None:
-    return identity.model_dump(exclude_none=True) if identity is not None else None
+    return identity.model_dump(exclude_none=True) or None if identity is not None else None
+
+
+def _resumed_from(flow: FlowResult) -> str | None:
+    origin = flow.snapshot.resumed_from
+    run_id = origin.get("run_id") if origin else None
+    return run_id if isinstance(run_id, str) else None
 
 
 class Agent:
@@ -71,7 +81,8 @@ class Agent:
     def __init__(self, config: AgentConfig) -> None:
         _validate(config)
         self.config = config
-        self.name = config.name
+        self._tools = Catalog(config).by_name
+        self._live: AgentRun | None = None
         self._events = EventDispatcher(redact=self._redact_payload)
         self.chart: FlowChart = build_agent_chart(config, self._events)
         self._in_flight = False
@@ -99,6 +110,7 @@ class Agent:
         model: str = "",
         max_iterations: int = 10,
         name: str = "agent",
+        id: str | None = None,
         temperature: float | None = None,
         max_tokens: int | None = None,
         max_result_chars: int = 100_000,
@@ -107,6 +119,8 @@ class Agent:
         react_mode: Literal["dynamic", "classic", "dynamic-grouped"] = "dynamic",
         observer_delivery: Literal["inline", "deferred"] = "inline",
         observer_queue: int = 10_000,
+        checkpoint_key: str | bytes | None = None,
+        decision_ledger: DecisionLedger | None = None,
     ) -> AgentBuilder:
         """Start building an agent on ``provider``; ``max_iterations`` caps model calls per turn.
 
@@ -114,7 +128,10 @@ class Agent:
         ``record_system_prompt=True`` puts the assembled system prompt on every ``stream.llm_start`` event.
         ``react_mode``: ``dynamic`` recomposes the context every iteration, ``classic`` composes it once per turn,
         ``dynamic-grouped`` recomposes it as one recorded step. ``observer_delivery="deferred"`` delivers events to
-        listeners after the run returns, from a queue of ``observer_queue`` events (see ``drain_observers``)."""
+        listeners after the run returns, from a queue of ``observer_queue`` events (see ``drain_observers``).
+        ``id`` names the agent for stored conversations (only a chosen id is stamped and checked);
+        ``checkpoint_key`` seals every checkpoint it hands out and refuses any it takes back without that seal;
+        ``decision_ledger`` is where answered consent requests are spent (default: this process's)."""
         if react_mode not in ("dynamic", "classic", "dynamic-grouped"):
             raise AgentBuildError("react_mode must be 'dynamic', 'classic' or 'dynamic-grouped'")
         if observer_delivery not in ("inline", "deferred"):
@@ -129,11 +146,20 @@ class Agent:
             raise AgentBuildError(f"provider must implement complete(request), got {type(provider).__name__}")
         if not isinstance(max_iterations, int) or not 1 <= max_iterations <= _MAX_ITERATIONS_CEILING:
             raise AgentBuildError(f"max_iterations must be an int in 1..{_MAX_ITERATIONS_CEILING}")
+        if id is not None and (not isinstance(id, str) or not id.strip() or len(id) > 200):
+            raise AgentBuildError("id must be a non-empty str of at most 200 characters")
+        try:
+            key = seal_key(checkpoint_key)
+        except TypeError:
+            raise AgentBuildError("checkpoint_key must be a non-empty str or bytes") from None
+        if decision_ledger is not None and not isinstance(decision_ledger, DecisionLedger):
+            raise AgentBuildError("decision_ledger must have spend(request_id) -> bool and is_spent(request_id)")
         return AgentBuilder(
             AgentConfig(
                 provider=provider,
                 model=model,
                 name=name,
+                id=id,
                 max_iterations=max_iterations,
                 temperature=temperature,
                 max_tokens=max_tokens,
@@ -143,8 +169,20 @@ class Agent:
                 react_mode=react_mode,
                 observer_delivery=observer_delivery,
                 observer_queue=observer_queue,
+                checkpoint_key=key,
+                decision_ledger=decision_ledger,
             )
         )
+
+    @property
+    def name(self) -> str:
+        """The agent's display name."""
+        return self.config.name
+
+    @property
+    def id(self) -> str:
+        """The agent's id: the one chosen with ``Agent.create(id=...)``, else ``"agent"``."""
+        return self.config.id if self.config.id is not None else "agent"
 
     def without(self, *source_ids: str) -> Agent:
         """The same agent rebuilt without these facts/steering/instructions/skills/tools (the ablation seam)."""
@@ -226,52 +264,47 @@ class Agent:
         input: Any,
         *,
         identity: Identity | Mapping[str, Any] | None = None,
-        session_id: str | None = None,
         continue_from: Mapping[str, Any] | None = None,
-        seed: int | None = None,
-        redact: RedactionPolicy | None = None,
         parent_run: str | None = None,
         request: Any = None,
+        **options: Unpack[RunOptionArgs],
     ) -> RunResult:
         """Answer ONE turn; a new conversation unless ``continue_from`` names a stored one.
 
+        ``correlation_id``, ``trace_id`` and ``session_id`` ride on every event's meta; ``signal`` (a
+        ``CancelToken``) and ``timeout`` (seconds) abort the run; ``env`` is ``{signal, timeout_ms, trace_id}``.
         ``parent_run`` (or the input's ``parent_run`` key): a live link to a composition's run, which this turn then
         serves (its run id, caller and request); a link that is not live is refused before any model call.
         ``request``: what a host serves this turn for (tools see it as ``ctx.request``)."""
-        run_input = normalize_run_input(input, "Agent.run")
-        ident = coerce_identity(identity if identity is not None else run_input.extra.get("identity"))
+        door = "Agent.run"
+        run_input = normalize_run_input(input, door)
+        opts = read_options(door, options)
+        given = run_input.extra.get("identity")
+        ident = caller(given if given is not None else identity)  # the input's identity wins over the option
         link = parent_run if parent_run is not None else run_input.extra.get("parent_run")
         run_id: str | None = None
         if link is not None:
-            record = resolve_parent_run(link, "Agent.run")
-            if ident is not None and ident != record.identity:
-                raise ParentRunRefusedError("Agent.run", "identity is not the linked run's caller")
+            record = resolve_parent_run(link, door)
+            if ident is not None and ident != caller(record.identity):
+                raise ParentRunRefusedError(door, "identity is not the linked run's caller")
             if request is not None and request is not record.request:
-                raise ParentRunRefusedError("Agent.run", "request is not the one the linked run serves")
+                raise ParentRunRefusedError(door, "request is not the one the linked run serves")
             ident, run_id, request = record.identity, record.run_id, record.request
-            session_id = session_id if session_id is not None else record.session_id
-        prior: list[dict[str, Any]] = []
-        carried: dict[str, Any] = {}
-        conv: ConversationCheckpoint | None = None
-        if continue_from is not None:
-            conv = load_conversation(continue_from)
-            prior = conv.history
-            carried = dict(conv.extensions or {})
-            if ident is None and conv.identity:
-                ident = coerce_identity(conv.identity)
-        if session_id is not None and (not isinstance(session_id, str) or len(session_id) > 200):
-            raise InvalidConversationError("session_id must be a str of at most 200 characters", field="session_id")
+            if opts.session_id is None and record.session_id is not None:
+                opts = replace(opts, session_id=record.session_id)
+        conv = stored_conversation(self.config, continue_from, door) if continue_from is not None else None
+        if ident is None and conv is not None and conv.identity:
+            ident = caller(conv.identity)
         self._guard()
         self._in_flight = True
         try:
             return await self._turn(
                 run_input.message,
-                prior,
+                list(conv.history) if conv is not None else [],
                 ident,
-                session_id,
-                seed,
-                redact,
-                carried=carried,
+                opts,
+                carried=dict(conv.extensions or {}) if conv is not None else {},
+                learn=run_input.extra,
                 run_id=run_id,
                 request=request,
                 link=link if run_id is not None else None,
@@ -289,17 +322,33 @@ class Agent:
         message: str,
         *,
         identity: Identity | Mapping[str, Any] | None = None,
-        session_id: str | None = None,
-        seed: int | None = None,
+        **options: Unpack[RunOptionArgs],
     ) -> RunResult:
-        """Continue this agent's last completed conversation with ``message``."""
+        """Continue this agent's last completed conversation with ``message`` (a new run: it takes the same
+        options as ``run``, and is covered by the ``redact`` it is given)."""
+        door = "Agent.follow_up"
+        run_input = normalize_run_input(message, door)
+        opts = read_options(door, options)
         self._guard()
-        if self._last_conversation is None:
+        conversation = self._last_conversation
+        if conversation is None:
             raise NoConversationError(f"agent '{self.name}' has no completed conversation to follow up; call run()")
-        ident = identity if identity is not None else self._last_identity
-        return await self.run(
-            message, identity=ident, session_id=session_id, continue_from=self._last_conversation, seed=seed
+        ident = caller(identity) if identity is not None else self._last_identity
+        self._in_flight = True
+        own = ConversationCheckpoint.model_construct(  # the agent's own conversation in memory: not a door
+            **{k: v for k, v in conversation.items() if k in ConversationCheckpoint.model_fields}
         )
+        try:
+            return await self._turn(
+                run_input.message,
+                list(own.history),
+                ident,
+                opts,
+                carried=dict(own.extensions or {}),
+                conversation=own,
+            )
+        finally:
+            self._in_flight = False
 
     def follow_up_sync(self, message: str, **kwargs: Any) -> RunResult:
         return run_sync(self.follow_up(message, **kwargs), "await agent.follow_up(...)")
@@ -329,19 +378,21 @@ class Agent:
             agent_state=self._extension_state,
             request=request,
             link=link,
+            meta={"session_id": session_id} if session_id else None,
         )
 
     def _context(
         self,
         run_id: str,
         identity: Identity | None,
-        session_id: str | None,
+        options: RunOptions,
         redactor: Redactor,
-        seed: int | None = None,
         original_input: str | None = None,
         *,
         carried: dict[str, Any] | None = None,
         resumed: bool = False,
+        turn_id: str | None = None,
+        session_id: str | None = None,
         request: Any = None,
         link: str | None = None,
     ) -> AgentRun:
@@ -349,18 +400,22 @@ class Agent:
         if self.config.observer_delivery == "deferred":  # captured now, delivered after the run returns
             self._observers = DeferredSink(self._events, self.config.observer_queue)
             sink = self._observers
+        session = session_id if session_id is not None else options.session_id
         return AgentRun(
             self.config,
             sink,
             run_id,
             identity=identity,
-            session_id=session_id,
-            seed=seed,
+            session_id=session,
+            seed=options.seed,
             redactor=redactor,
             original_input=original_input,
             agent_state=self._extension_state,
             continued=carried,
             resumed=resumed,
+            turn_id=turn_id,
+            meta={**options.meta(), "session_id": session} if session else options.meta(),
+            signal=options.signal,
             request=request,
             link=link,
         )
@@ -370,12 +425,11 @@ class Agent:
         message: str,
         prior: list[dict[str, Any]],
         identity: Identity | None,
-        session_id: str | None,
-        seed: int | None,
-        redact: RedactionPolicy | None,
+        options: RunOptions,
         *,
         replay: list[dict[str, Any]] | None = None,
         carried: dict[str, Any] | None = None,
+        learn: Any = None,
         run_id: str | None = None,
         request: Any = None,
         link: str | None = None,
@@ -385,16 +439,17 @@ class Agent:
 
         ``conversation``: the stored conversation continued, whose folded spans and window scale travel on."""
         run_id = run_id or uuid.uuid4().hex
-        policy = self.config.redaction.union(redact)
-        run = self._context(
-            run_id, identity, session_id, Redactor(policy), seed, message, carried=carried, request=request, link=link
-        )
+        policy = self.config.redaction.union(options.redact)
+        redactor = Redactor(policy)
+        if redactor.active:  # learn the secrets a listener could see before the run writes them anywhere
+            redactor.observe("", {"history": replay if replay is not None else prior, "input": learn or {}})
+        run = self._context(run_id, identity, options, redactor, message, carried=carried, request=request, link=link)
         args = {
             "message": message,
             "history": replay if replay is not None else prior,
             "history_complete": replay is not None,
             "run_id": run_id,
-            "session_id": session_id,
+            "session_id": run.session_id,
             "identity": _identity_dict(identity),
         }
         if conversation is not None and conversation.folded:
@@ -405,16 +460,22 @@ class Agent:
             "message": message,
             "history": prior,
             "identity": identity,
-            "session_id": session_id,
-            "seed": seed,
+            "session_id": run.session_id,
+            "seed": options.seed,
         }
-        return await self._execute(run, lambda: self.chart.run(args=args, redaction=policy, run_id=run_id, deps=run))
+        return await self._execute(
+            run,
+            lambda: self.chart.run(
+                args=args, redaction=policy, run_id=run_id, deps=run, cancel=run.signal, timeout=options.timeout
+            ),
+        )
 
     async def _execute(self, run: AgentRun, start: Callable[[], Coroutine[Any, Any, FlowResult]]) -> RunResult:
         check_message_roles(self.config)  # the one place run() and resume() share: refused before any paid call
         if self.config.keep_events:
             self._last_events.clear()
         self._redactor = run.redactor
+        self._live = run
         try:
             run.emit(
                 ev.AGENT_TURN_START,
@@ -424,14 +485,17 @@ class Agent:
             try:
                 flow: FlowResult = await start()
             except BaseException as exc:
+                self._live = None
                 if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt | SystemExit):
                     raise
                 await _tell_error(run, exc)
                 if isinstance(exc, InputRefusedError):  # a refused input is no conversation
                     self._last_conversation = None
                 raise self._crashed(run, exc) from exc
+            self._live = None
             return await self._finish(run, flow)
         finally:
+            self._live = None
             if self._observers is not None and self.config.observer_delivery == "deferred":
                 self._observers.flush_later()
             else:
@@ -453,22 +517,25 @@ class Agent:
         if isinstance(snapshot, FlowSnapshot):
             self._last_snapshot = snapshot
             self._last_raw = raw
+        if isinstance(exc, ValidationError):  # never let pydantic's text (it quotes values) out of a door
+            exc = RunDataError.from_validation(exc)
         run.emit(ev.ERROR_RUN, lambda: {"error_type": type(exc).__name__, "code": getattr(exc, "code", None)})
         history = list((raw or {}).get("history") or [])
         checkpoint = self._conversation(run, history, run.last_completed_iteration, raw)
-        return as_run_checkpoint_error(exc, checkpoint)
+        scrub = run.redactor.scrub_text if run.redactor.active else None
+        return as_run_checkpoint_error(exc, checkpoint, scrub=scrub)
 
     def _conversation(
         self, run: AgentRun, history: list[dict[str, Any]], iterations: int, raw: Mapping[str, Any] | None
     ) -> dict[str, Any]:
-        """The conversation checkpoint, with what each extension carries across turns and, from the run's own
-        committed state, the folded spans behind its summaries (one reader for both carriers)."""
+        """The conversation checkpoint (sealed with a key), with what each extension carries across turns and, from
+        the run's own committed state, the folded spans behind its summaries (one reader for both carriers)."""
         carried = {}
         for ext in self.config.hooks.checkpoint:
             value = ext.checkpoint(run.ctx(ext))
             if value is not None:
                 carried[ext.name] = json.loads(json.dumps(value))
-        return ConversationCheckpoint(
+        conversation = ConversationCheckpoint.model_construct(
             run_id=run.run_id,
             history=history,
             identity=_identity_dict(run.identity),
@@ -477,7 +544,10 @@ class Agent:
             extensions=carried or None,
             folded=_thawed(raw, "folded_spans"),
             window_measure=_measure(raw),
+            agent=stamp(self.config),
+            seal=None,
         ).to_json()
+        return seal(json.loads(json.dumps(conversation)), self.config.checkpoint_key)
 
     async def _finish(self, run: AgentRun, flow: FlowResult) -> RunResult:
         raw = flow.raw_state()
@@ -508,10 +578,10 @@ class Agent:
             run, [*history, {"role": "assistant", "content": answer}], iterations, raw
         )
         self._last_identity = run.identity
-        await remember_turn(  # context memory: write the completed turn under the run's identity namespace
+        await remember_turn(  # context memory: write the completed turn under the run's memory namespace
             self.config.injections,
-            identity=run.identity,
-            run_id=flow.run_id,
+            identity=run.memory_identity,
+            run_id=run.turn_id,
             user_message=str(raw.get("user_message") or ""),
             answer=answer,
             events=run.events,
@@ -527,6 +597,7 @@ class Agent:
             answer=answer if not run.redactor.active else served_answer,
             status="completed",
             run_id=flow.run_id,
+            resumed_from=_resumed_from(flow),
             session_id=run.session_id,
             usage=usage,
             cost=cost,
@@ -545,7 +616,7 @@ class Agent:
         extensions: dict[str, Any],
     ) -> RunResult:
         data = flow.checkpoint["pause_data"] if flow.checkpoint else {}
-        cp = AgentPauseCheckpoint(
+        cp = AgentPauseCheckpoint.model_construct(
             run_id=flow.run_id,
             question=data["question"],
             tool_call_id=data["tool_call_id"],
@@ -553,20 +624,31 @@ class Agent:
             identity=_identity_dict(run.identity),
             session_id=run.session_id,
             flow=flow.checkpoint or {},
-        ).model_dump(mode="json")
+            contains_unredacted_values=True,
+            request_id=data.get("request_id"),
+            redaction=run_redaction(run.redactor.policy),
+            agent=stamp(self.config),
+            seal=None,
+        ).to_json()
+        sealed = seal(json.loads(json.dumps(cp)), self.config.checkpoint_key)
         self._pending = {
             "question": data["question"],
             "tool_call_id": data["tool_call_id"],
             "tool_name": data["tool_name"],
+            "request_id": data.get("request_id"),
         }
-        self._last_conversation = None
+        raw = flow.raw_state()  # the conversation as of the pause: no answer appended (a pause is unfinished)
+        self._last_conversation = self._conversation(run, list(raw.get("history") or []), iterations, raw)
+        self._last_identity = run.identity
         question = run.redactor.redact(data["question"]) if run.redactor.active else data["question"]
         run.emit(ev.AGENT_TURN_END, lambda: {"status": "paused", "iterations": iterations})
         return RunResult(
             status="paused",
             run_id=flow.run_id,
+            resumed_from=_resumed_from(flow),
             question=question,
-            checkpoint=cp,
+            request_id=data.get("request_id"),
+            checkpoint=sealed,
             session_id=run.session_id,
             usage=usage,
             cost=cost,
@@ -581,41 +663,57 @@ class Agent:
         answer: Any = None,
         *,
         identity: Identity | Mapping[str, Any] | None = None,
-        session_id: str | None = None,
-        redact: RedactionPolicy | None = None,
         request: Any = None,
+        **options: Unpack[RunOptionArgs],
     ) -> RunResult:
-        """Continue a paused turn: ``answer`` becomes the paused tool call's result (ask_human), or the
-        consent decision (check-in). Works on any agent built the same way, in any process."""
-        cp = load_pause_checkpoint(checkpoint)
-        ident = coerce_identity(identity) if identity is not None else coerce_identity(cp.identity)
-        if identity is not None and cp.identity and _identity_dict(ident) != cp.identity:
-            raise InvalidCheckpointError("identity does not match the paused run's caller", field="identity")
-        try:
-            json.dumps(answer)
-        except (TypeError, ValueError):
-            raise InvalidCheckpointError(
-                f"answer must be JSON-serialisable, got {type(answer).__name__}", field="answer"
-            ) from None
+        """Continue a paused turn: ``answer`` becomes the paused tool call's result (ask_human), or the consent
+        decision (check-in: ``check_in_approved(paused, by=...)``). Works on any agent built the same way, in any
+        process. The resumed leg is a new run (fresh run id) of the same turn, for the paused run's caller."""
+        door = "Agent.resume"
+        opts = read_options(door, options)
+        ready = prepare_resume(self.config, self.chart, self._tools, checkpoint, answer, identity, opts.redact, door)
         if self._in_flight:
             raise RunInFlightError(f"agent '{self.name}' is already running a turn")
         self._in_flight = True
         try:
-            pause_data = cp.flow.get("pause_data") or {}
+            cp, flow = ready.checkpoint, ready.flow
+            pause_data = flow.pause_data if isinstance(flow.pause_data, dict) else {}
             composite = {
-                "kind": pause_data.get("kind", "ask_human"),
+                "kind": ready.facts.kind,
                 "answer": answer,
                 "completed": pause_data.get("completed", []),
             }
-            policy = self.config.redaction.union(redact)
-            redactor = Redactor(policy)
+            redactor = Redactor(ready.policy)
             if redactor.active:  # learn the paused leg's secrets so the resumed leg's events stay clean
-                for ns in (cp.flow.get("namespaces") or {}).values():
-                    for key, value in (ns.get("state") or {}).items():
+                for ns in flow.namespaces.values():
+                    for key, value in ns.state.items():
                         redactor.observe(key, value)
                 redactor.observe("", pause_data)
-            run = self._context(cp.run_id, ident, session_id or cp.session_id, redactor, resumed=True, request=request)
-            return await self._execute(run, lambda: self.chart.resume(cp.flow, composite, redaction=policy, deps=run))
+            run_id = uuid.uuid4().hex
+            run = self._context(
+                run_id,
+                ready.identity,
+                opts,
+                redactor,
+                resumed=True,
+                turn_id=ready.facts.turn_id,
+                session_id=opts.session_id or cp.session_id,
+                request=request,
+            )
+            origin = {"sealed": self.config.checkpoint_key is not None, "checkpoint_sha256": ready.digest}
+            return await self._execute(
+                run,
+                lambda: self.chart.resume(
+                    flow.model_dump(mode="json"),
+                    composite,
+                    redaction=ready.policy,
+                    deps=run,
+                    run_id=run_id,
+                    origin=origin,
+                    cancel=run.signal,
+                    timeout=opts.timeout,
+                ),
+            )
         finally:
             self._in_flight = False
 
@@ -627,16 +725,18 @@ class Agent:
         checkpoint: Mapping[str, Any],
         *,
         identity: Identity | Mapping[str, Any] | None = None,
-        session_id: str | None = None,
+        **options: Unpack[RunOptionArgs],
     ) -> RunResult:
         """Replay a crashed turn from its last good conversation (tools may run again: make them idempotent)."""
-        conv = load_conversation(checkpoint)
+        door = "Agent.resume_on_error"
+        opts = read_options(door, options)
+        conv = stored_conversation(self.config, checkpoint, door)
         history = list(conv.history)
         last_user = max((i for i, m in enumerate(history) if m.get("role") == "user"), default=None)
         if last_user is None:
             raise InvalidConversationError("checkpoint has no user turn to retry", field="history")
         message = str(history[last_user].get("content") or "")
-        ident = coerce_identity(identity) if identity is not None else coerce_identity(conv.identity)
+        ident = caller(identity) if identity is not None else caller(conv.identity)
         self._guard()
         self._in_flight = True
         try:
@@ -644,9 +744,7 @@ class Agent:
                 message,
                 history[:last_user],
                 ident,
-                session_id,
-                None,
-                None,
+                opts,
                 replay=history,
                 carried=dict(conv.extensions or {}),
                 conversation=conv,
@@ -710,7 +808,8 @@ class Agent:
 
     # -- the record --------------------------------------------------------------------------------------------
     def checkpoint(self) -> dict[str, Any] | None:
-        """The last completed conversation as JSON (real values), for ``run(..., continue_from=...)``."""
+        """The last conversation as JSON (real values; sealed with a key), for ``run(..., continue_from=...)``.
+        After a run that paused, the conversation as of the pause, with no answer appended."""
         return json.loads(json.dumps(self._last_conversation)) if self._last_conversation is not None else None
 
     async def drain_observers(self, *, timeout: float | None = 5.0) -> ObserverDrainResult:
@@ -731,7 +830,16 @@ class Agent:
         return StoppedEarly.model_validate(stopped) if stopped else None
 
     def last_snapshot(self) -> FlowSnapshot | None:
-        """The last run's served (redacted) record: state, commit log, execution tree."""
+        """The served (redacted) record of the run in flight, partially filled, when called mid-run (from a
+        listener or a tool); else of the last run. None until a run has started."""
+        live = self._live
+        if live is not None:
+            snap = live.scope.live_snapshot() if live.scope is not None else None
+            if snap is not None:
+                return snap
+            return FlowSnapshot(
+                run_id=live.run_id, chart_id=self.chart.id, chart_name=self.chart.name, state={}, commit_log=[]
+            )
         return self._last_snapshot
 
     def last_flow(self) -> FlowResult | None:
@@ -798,7 +906,8 @@ class Agent:
         return cast("CheckInPack | None", door(self)) if door is not None else None
 
     def can_explain(self) -> bool:
-        """Whether a completed run is on record to answer "why did you say X?" from."""
+        """Whether self-explain's "why" questions have a completed run to answer from: False for an agent built
+        without ``.self_explain()``, and before its first completed turn."""
         door = self._door("honesty", "can_explain")
         return bool(door(self)) if door is not None else False
 

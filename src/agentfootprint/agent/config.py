@@ -6,6 +6,8 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Literal
 
+from agentfootprint.agent._seal import SealKey
+from agentfootprint.agent.consent import DecisionLedger, process_decision_ledger
 from agentfootprint.agent.extension import HOOKS, Extension
 from agentfootprint.context import ContextBudget, Injection, RagInjection, WindowPolicy
 from agentfootprint.context.injection import CachePolicy
@@ -50,6 +52,8 @@ class AgentConfig:
     provider: Provider
     model: str = ""
     name: str = "agent"
+    id: str | None = None
+    """The id somebody chose (``Agent.create(id=...)``); None when the agent took the default."""
     max_iterations: int = 10
     system_prompt: str = ""
     tools: tuple[Tool, ...] = ()
@@ -81,6 +85,13 @@ class AgentConfig:
     extensions: tuple[Extension, ...] = ()
     ablated: frozenset[str] = frozenset()
     """Tool names ``without()`` removed: extension tools by these names are not offered either."""
+    # run integrity: checkpoints sealed with this key; consent requests spent in this ledger (None: the process's)
+    checkpoint_key: SealKey | None = field(default=None, repr=False)
+    decision_ledger: DecisionLedger | None = None
+
+    def ledger(self) -> DecisionLedger:
+        """Where this agent's answered consent requests are spent."""
+        return self.decision_ledger if self.decision_ledger is not None else process_decision_ledger()
 
     @cached_property
     def hooks(self) -> ExtensionHooks:

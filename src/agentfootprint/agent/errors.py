@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 from agentfootprint.errors import AgentFootprintError
+from agentfootprint.flow import InvalidCheckpointError
 
 
 class AgentBuildError(AgentFootprintError, ValueError):
@@ -36,14 +38,92 @@ class NoConversationError(AgentFootprintError, RuntimeError):
     code = "ERR_NO_CONVERSATION"
 
 
-class InvalidConversationError(AgentFootprintError, ValueError):
-    """A ``continue_from`` / ``resume_on_error`` conversation that is malformed; names the field."""
+class InvalidConversationError(InvalidCheckpointError):
+    """A ``continue_from`` / ``resume_on_error`` conversation that is malformed or inconsistent; names the field."""
 
     code = "ERR_INVALID_CONVERSATION"
 
-    def __init__(self, message: str, *, field: str) -> None:
-        super().__init__(message)
-        self.field = field
+
+class ConversationMismatchError(AgentFootprintError, ValueError):
+    """A stored conversation handed to an agent that provably did not record it: both agents chose an id
+    (``Agent.create(id=...)``) and the ids differ. Agents that never chose an id are never refused."""
+
+    code = "ERR_CONVERSATION_MISMATCH"
+
+    def __init__(self, door: str, *, stored_agent_id: str, agent_id: str) -> None:
+        super().__init__(
+            f"{door}: this conversation was recorded by agent '{stored_agent_id[:80]}' and was handed to agent "
+            f"'{agent_id[:80]}'; both chose their id and the ids differ. Continue it on the agent whose id is "
+            f"'{stored_agent_id[:80]}', or give both agents the same id if handing it over is intended"
+        )
+        self.door = door
+        self.stored_agent_id = stored_agent_id
+        self.agent_id = agent_id
+
+
+class ResumeIdentityConflictError(InvalidCheckpointError):
+    """A resume named a caller who is not the paused run's caller (also when the paused run had none): refused
+    before anything runs. ``field`` is ``"identity"``."""
+
+    code = "ERR_RESUME_IDENTITY_CONFLICT"
+
+    def __init__(self, door: str) -> None:
+        super().__init__(
+            f"{door}: the identity given is not the caller the run paused for; a paused turn resumes only for its "
+            "own caller (omit identity to resume for the caller on the checkpoint)",
+            field="identity",
+        )
+        self.door = door
+
+
+class DecisionRequiredError(AgentFootprintError, ValueError):
+    """A consent gate (check-in) was answered with something that is not a decision; the tool never runs.
+    ``received`` names only the type of what arrived."""
+
+    code = "ERR_DECISION_REQUIRED"
+
+    def __init__(self, *, received: str, request_id: str | None = None) -> None:
+        super().__init__(
+            "the run is paused on a consent request: answer it with a decision — "
+            f"check_in_approved(request, by=...) or check_in_declined(request, by=...); received {received}"
+        )
+        self.gate = "check_in"
+        self.received = received
+        self.request_id = request_id
+
+
+class ResumeDecisionError(AgentFootprintError, ValueError):
+    """A decision that does not answer the request the run is paused on: it names no request (``no-request``),
+    another one (``other-request``), or one a resume already answered (``spent``). The tool never runs."""
+
+    code = "ERR_RESUME_DECISION"
+
+    _WHY: ClassVar[dict[str, str]] = {
+        "no-request": "the decision names no request; build it from the pause: check_in_approved(paused, by=...)",
+        "other-request": "the decision answers another request than the one this run is paused on",
+        "spent": "this consent request was already answered by an earlier resume; a consent is spent once",
+    }
+
+    def __init__(self, reason: str, *, request_id: str | None = None) -> None:
+        super().__init__(self._WHY.get(reason, "the decision does not answer this run's consent request"))
+        self.reason = reason
+        self.request_id = request_id
+
+
+class ResumeRedactionError(AgentFootprintError, ValueError):
+    """A paused run was covered by a redaction pattern the resume cannot compile: a caller's own pattern is never
+    compiled from a checkpoint. Pass the same ``redact`` to ``resume()`` (or declare it on the agent)."""
+
+    code = "ERR_RESUME_REDACTION"
+
+    def __init__(self, reason: str = "unknown-pattern", *, missing: int = 1) -> None:
+        super().__init__(
+            f"the paused run was covered by {missing} redaction pattern(s) this resume does not have: pass the same "
+            "redact=... to resume() (or declare the pattern on the agent); patterns are never compiled from a "
+            "checkpoint"
+        )
+        self.reason = reason
+        self.missing = missing
 
 
 class RunCheckpointError(AgentFootprintError):
@@ -54,6 +134,25 @@ class RunCheckpointError(AgentFootprintError):
     code = "ERR_RUN_CHECKPOINT"
     checkpoint: dict[str, Any]
     cause: BaseException | None
+
+
+class RunDataError(AgentFootprintError, ValueError):
+    """A run met data it cannot use (a model of the run refused it); names the model and the field, never the
+    value."""
+
+    code = "ERR_RUN_DATA"
+
+    def __init__(self, message: str, *, field: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+    @classmethod
+    def from_validation(cls, err: Any) -> RunDataError:
+        from agentfootprint.errors import validation_field
+
+        field = validation_field(err, "value")
+        title = str(getattr(err, "title", "") or "value")[:80]
+        return cls(f"the run met data its {title} cannot hold (field '{field[:120]}')", field=field)
 
 
 class OutputSchemaError(AgentFootprintError, ValueError):
@@ -105,21 +204,26 @@ class ParentRunRefusedError(AgentFootprintError, PermissionError):
 _COMBINED: dict[type[BaseException], type[BaseException]] = {}
 
 
-def as_run_checkpoint_error(exc: BaseException, checkpoint: dict[str, Any]) -> BaseException:
-    """The crash as a ``RunCheckpointError`` that is still an instance of the original error's class."""
+def as_run_checkpoint_error(
+    exc: BaseException, checkpoint: dict[str, Any], *, scrub: Callable[[str], str] | None = None
+) -> BaseException:
+    """The crash as a ``RunCheckpointError`` that is still an instance of the original error's class; ``scrub``
+    (the run's redaction) cleans its message of any secret the run learned."""
     cls = type(exc)
+    args = tuple(scrub(a) if (scrub is not None and isinstance(a, str)) else a for a in exc.args)
     try:
         combined = _COMBINED.get(cls)
         if combined is None:
             combined = type(cls.__name__, (cls, RunCheckpointError), {"__module__": cls.__module__})
             _COMBINED[cls] = combined
-        err: Any = cls.__new__(combined, *exc.args)
+        err: Any = cls.__new__(combined, *args)
         err.__dict__.update(getattr(exc, "__dict__", {}))
         if "__notes__" in err.__dict__:
             err.__dict__["__notes__"] = list(err.__dict__["__notes__"])
-        err.args = exc.args
+        err.args = args
     except Exception:
-        err = RunCheckpointError(f"run failed: {type(exc).__name__}: {str(exc)[:300]}")
+        text = str(exc)[:300]
+        err = RunCheckpointError(f"run failed: {type(exc).__name__}: {scrub(text) if scrub else text}")
     err.checkpoint = checkpoint
     err.cause = exc
     err.__cause__ = exc

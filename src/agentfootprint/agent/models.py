@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -30,6 +30,10 @@ class RunResult(BaseModel):
     status: Literal["completed", "paused"]
     run_id: str
     question: str | None = None
+    request_id: str | None = None
+    """When paused: the id of what the run asks (name it in a consent decision: ``check_in_approved(result)``)."""
+    resumed_from: str | None = None
+    """On a resumed leg: the run id of the leg it continues (a pause and its resume are one turn, two runs)."""
     questions: dict[str, Any] | None = None
     checkpoint: dict[str, Any] | None = None
     session_id: str | None = None
@@ -44,6 +48,26 @@ class RunResult(BaseModel):
     @property
     def paused(self) -> bool:
         return self.status == "paused"
+
+
+class AgentStamp(BaseModel):
+    """Which agent recorded a checkpoint: present only when that agent's id was chosen (``Agent.create(id=...)``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(min_length=1, max_length=200)
+
+
+class RunRedaction(BaseModel):
+    """The redaction a paused run was covered by: key names, and each pattern as a reference (its SHA-256), never
+    the pattern itself: a resume covers the resumed leg by the keys, and refuses unless it has every pattern."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    keys: list[Annotated[str, Field(min_length=1, max_length=512)]] = Field(default_factory=list, max_length=1000)
+    patterns: list[Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")]] = Field(
+        default_factory=list, max_length=1000
+    )
 
 
 class ConversationCheckpoint(BaseModel):
@@ -64,10 +88,14 @@ class ConversationCheckpoint(BaseModel):
     """One folded span per compaction, oldest first: what each summary in ``history`` stands for."""
     window_measure: dict[str, int] | None = None
     """The provider's token count of the last request and that request's characters (a counted window's scale)."""
+    agent: AgentStamp | None = None
+    """The recording agent's chosen id (absent when it took the default)."""
+    seal: str | None = Field(default=None, max_length=128)
+    """HMAC-SHA256 of the rest, when the recording agent has a ``checkpoint_key``."""
 
     def to_json(self) -> dict[str, Any]:
         """The checkpoint as plain JSON (optional parts only when present)."""
-        empty = {k for k in ("extensions", "folded", "window_measure") if not getattr(self, k)}
+        empty = {k for k in ("extensions", "folded", "window_measure", "agent", "seal") if not getattr(self, k)}
         return self.model_dump(mode="json", exclude=empty or None)
 
 
@@ -86,3 +114,14 @@ class AgentPauseCheckpoint(BaseModel):
     session_id: str | None = Field(default=None, max_length=200)
     flow: dict[str, Any]
     contains_unredacted_values: bool = True
+    request_id: str | None = Field(default=None, max_length=200)
+    """The id of what the run asks (a consent decision must name it); derived from the turn and the exact call."""
+    redaction: RunRedaction | None = None
+    """The redaction the paused run was covered by (its keys, and references to its patterns)."""
+    agent: AgentStamp | None = None
+    seal: str | None = Field(default=None, max_length=128)
+
+    def to_json(self) -> dict[str, Any]:
+        """The checkpoint as plain JSON (optional parts only when present)."""
+        exclude = {k for k in ("redaction", "agent", "seal") if not getattr(self, k)}
+        return self.model_dump(mode="json", exclude=exclude or None)

@@ -7,7 +7,16 @@ is the one place that names them, so stages and extensions never spell a state k
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Generic, Literal, NotRequired, TypedDict, TypeVar, overload
+from typing import (
+    Any,
+    Generic,
+    Literal,
+    NotRequired,  # pydantic validates these (the door's checkpoint checks)
+    TypeVar,
+    overload,
+)
+
+from typing_extensions import TypedDict
 
 from agentfootprint.flow import Scope
 
@@ -179,6 +188,8 @@ class Turn:
     budget_pressure: _Key[Sequence[dict[str, Any]]] = _Key()
     llm_call: _Key[ModelCallRecord] = _Key()
     last_response: _Key[ModelReply] = _Key()
+    failed_call: _Key[dict[str, Any]] = _Key()
+    """A model call that failed after retries: its iteration, error code and every attempt (on the failed commit)."""
     pending_tool_calls: _Key[int] = _Key()
     cost_total: _Key[float] = _Key(optional=True, default=0.0)
     budget_exceeded: _Key[bool] = _Key(optional=True, default=False)

@@ -2,6 +2,9 @@
 
 Order: one genesis record, then the run's commits by ``idx``, then its events by ``meta.seq``. Commits carry no
 wall-clock time in the engine, so their ``timestamp`` is ``null``; the genesis has the export time, events theirs.
+The genesis declares how many commits and events follow it (a verifier checks the count, so a cut tail shows), and
+for a resumed leg where its first leg came from (``resumed_from``: that run's id, how many commits came from its
+checkpoint, and whether the checkpoint was sealed).
 """
 
 from __future__ import annotations
@@ -198,10 +201,13 @@ def export_audit(
     snapshot, agent_events = _resolve(agent_or_snapshot)
     event_list = list(events) if events is not None else (agent_events or [])
     head = _head_of(segment)
-    continues = head is not None and head.run_id == snapshot.run_id
+    origin = snapshot.resumed_from
+    prior_run = origin.get("run_id") if origin else None
+    same_run = head is not None and head.run_id == snapshot.run_id
+    continues = same_run or (head is not None and head.run_id is not None and head.run_id == prior_run)
     commits_from = head.next_commit_idx if (head is not None and continues) else 0
-    events_after = head.last_event_seq if (head is not None and continues) else None
-    events_after_ts = head.last_event_timestamp if (head is not None and continues) else None
+    events_after = head.last_event_seq if (head is not None and same_run) else None
+    events_after_ts = head.last_event_timestamp if (head is not None and same_run) else None
 
     commits = sorted((c for c in snapshot.commit_log if c.idx >= commits_from), key=lambda c: c.idx)
     parts = [_event_parts(e) for e in event_list]
@@ -221,6 +227,7 @@ def export_audit(
         "commits_from": commits_from,
         "commit_count": len(commits),
         "event_count": len(parts),
+        "resumed_from": jsonable(origin) if origin else None,
         "initial_state": state_payload(snapshot.initial_state, payload_mode),
         "state": state_payload(snapshot.state, payload_mode),
         "subflow_states": {k: state_payload(v, payload_mode) for k, v in snapshot.subflow_states.items()},

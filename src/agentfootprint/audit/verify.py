@@ -235,14 +235,38 @@ def _verify(bundle: Any, previous: Any, public_key: Any, signature: Any) -> Audi
             return _bad(i, f"record was changed and re-hashed: prev_hash does not match record {i - 1}", i)
 
     count = len(chain)
-    if signature is None and public_key is None:
-        return AuditVerification(valid=True, count=count)
-    if signature is None:
-        return _bad(count, "no signature record, but a public_key was given", count)
-    reason, signed = check_signature(signature, chain[-1], public_key)
-    if reason is not None:
-        return _bad(count, reason, count)
+    signed = False
+    if signature is not None or public_key is not None:
+        if signature is None:
+            return _bad(count, "no signature record, but a public_key was given", count)
+        reason, signed = check_signature(signature, chain[-1], public_key)
+        if reason is not None:
+            return _bad(count, reason, count)
+    declared = _declared_counts(chain)
+    if declared is not None:
+        return _bad(declared[0], declared[1], declared[0])
     return AuditVerification(valid=True, count=count, signed=signed)
+
+
+def _declared_counts(chain: list[Any]) -> tuple[int, str] | None:
+    """Each genesis declares how many commit and event records follow it: fewer (a cut tail) or more is a break."""
+    expected: int | None = None
+    since = 0
+    for i, record in enumerate(chain):
+        if record["type"] == GENESIS_TYPE:
+            if expected is not None and since != expected:
+                return i, f"the segment before record {i} holds {since} of the {expected} records its genesis declares"
+            payload = record["payload"]
+            commits, events = payload.get("commit_count"), payload.get("event_count")
+            ok = all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in (commits, events))
+            expected, since = (commits + events if ok else None), 0
+            continue
+        since += 1
+        if expected is not None and since > expected:
+            return i, f"record {i} is beyond the {expected} records its genesis declares"
+    if expected is not None and since != expected:
+        return len(chain), f"bundle ends after {since} of the {expected} records its genesis declares (a cut tail)"
+    return None
 
 
 def verify_audit(

@@ -13,6 +13,7 @@ from agentfootprint._sync import run_sync
 from agentfootprint.agent import (
     Agent,
     AgentPauseCheckpoint,
+    ResumeIdentityConflictError,
     RunResult,
     StoppedEarly,
     UnknownSourceError,
@@ -339,10 +340,7 @@ class Composition(ABC):
         if still_open is not None and still_open.identity != ident:
             raise ResumeRequestConflictError(door)
         if ident != paused_for:
-            raise InvalidCheckpointError(
-                f"{door}: identity is not the paused run's caller; the resumed leg runs for the caller it paused for",
-                field="identity",
-            )
+            raise ResumeIdentityConflictError(door)
         try:
             json.dumps(answer)
         except (TypeError, ValueError):

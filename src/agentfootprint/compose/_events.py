@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from agentfootprint.events import AgentEvent, EventDispatcher, PayloadArg
@@ -45,6 +45,7 @@ class TeeEvents:
         iteration: int | None = None,
         timestamp: float | None = None,
         redact: Callable[[Any], Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
     ) -> AgentEvent | None:
         last = None
         for d in self._targets:
@@ -57,6 +58,7 @@ class TeeEvents:
                     iteration=iteration,
                     timestamp=timestamp,
                     redact=redact,
+                    meta=meta,
                 )
                 last = event or last
         return last

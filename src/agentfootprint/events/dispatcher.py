@@ -110,6 +110,7 @@ class EventSink(Protocol):
         iteration: int | None = None,
         timestamp: float | None = None,
         redact: Callable[[Any], Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
     ) -> AgentEvent | None: ...
 
     def is_known(self, event_type: str) -> bool: ...
@@ -226,11 +227,13 @@ class EventDispatcher:
         iteration: int | None = None,
         timestamp: float | None = None,
         redact: Callable[[Any], Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
     ) -> AgentEvent | None:
         """Deliver an event; returns it, or None when nobody listens (then nothing is built).
 
         ``payload`` may be a zero-argument factory, called only when someone listens. ``redact`` replaces the
-        dispatcher's own redaction for this event (a run passes its run-wide policy).
+        dispatcher's own redaction for this event (a run passes its run-wide policy). ``meta`` adds the run's
+        ``session_id`` / ``correlation_id`` / ``trace_id`` to the event's meta.
         """
         if not self._subs:
             return None
@@ -246,14 +249,17 @@ class EventDispatcher:
         if data is None:
             return None
         self._seq += 1
-        meta = EventMeta.model_construct(
+        stamped = EventMeta.model_construct(
             run_id=run_id,
             runtime_stage_id=runtime_stage_id,
             iteration=iteration,
             timestamp=time.time() if timestamp is None else timestamp,
             seq=self._seq,
+            session_id=meta.get("session_id") if meta else None,
+            correlation_id=meta.get("correlation_id") if meta else None,
+            trace_id=meta.get("trace_id") if meta else None,
         )
-        event = AgentEvent.model_construct(type=full, payload=data, meta=meta)
+        event = AgentEvent.model_construct(type=full, payload=data, meta=stamped)
         for fn in listeners:
             try:
                 result = fn(event)

@@ -10,7 +10,8 @@ __all__ = ["AgentEvent", "EventMeta"]
 
 
 class EventMeta(BaseModel):
-    """Where and when an event happened: run, stage, iteration, wall-clock time, dispatcher sequence."""
+    """Where and when an event happened: run, stage, iteration, wall-clock time, dispatcher sequence; and the
+    run's session, correlation and trace ids when the caller gave them."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -19,6 +20,9 @@ class EventMeta(BaseModel):
     iteration: int | None = None
     timestamp: float = 0.0
     seq: int = 0
+    session_id: str | None = None
+    correlation_id: str | None = None
+    trace_id: str | None = None
 
 
 class AgentEvent(BaseModel):

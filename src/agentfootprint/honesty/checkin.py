@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from agentfootprint._text import one_line
+from agentfootprint.agent.consent import APPROVE, DECLINE, check_in_approved, check_in_declined
 from agentfootprint.explain.backtrack import BacktrackError, backtrack
 from agentfootprint.explain.scoring import LexicalScorer
 from agentfootprint.flow import FlowResult, FlowSnapshot
@@ -19,8 +20,6 @@ _MAX_DRIVERS = 5
 _MAX_TRAIL = 50
 _EXCERPT = 160
 DRIVERS_NOTE = "Drivers are ranked by text overlap with the call (lexical proxy, no model call); not a causal claim."
-APPROVE = "approve"
-DECLINE = "decline"
 
 
 class ReadItem(BaseModel):
@@ -56,6 +55,8 @@ class CheckInPack(BaseModel):
     version: Literal[1] = 1
     tool_name: str
     tool_call_id: str
+    request_id: str | None = None
+    """The consent request this pack is for (name it in the decision: ``check_in_approved(pack, by=...)``)."""
     args: dict[str, Any] = Field(default_factory=dict)
     will_do: str
     read: list[ReadItem] = Field(default_factory=list)
@@ -176,6 +177,9 @@ def attach_check_in_pack(flow: FlowResult) -> CheckInPack | None:
     if not flow.paused or data is None or data.get("kind") != "check_in":
         return None
     pack = build_check_in_pack(flow.snapshot, str(data.get("tool_name", "")), str(data.get("tool_call_id", "")))
+    request_id = data.get("request_id")
+    if isinstance(request_id, str):
+        pack = pack.model_copy(update={"request_id": request_id})
     dumped = pack.model_dump(mode="json")
     data["evidence"] = dumped
     if flow.checkpoint is not None and isinstance(flow.checkpoint.get("pause_data"), dict):
@@ -194,16 +198,6 @@ def check_in_pack_of(checkpoint: Mapping[str, Any]) -> CheckInPack | None:
         return CheckInPack.model_validate(dict(raw))
     except ValidationError:
         return None
-
-
-def check_in_approved(*, by: str | None = None) -> dict[str, Any]:
-    """Consent that runs the paused tool exactly once: ``resume(checkpoint, check_in_approved(by="ann"))``."""
-    return {"decision": APPROVE, "by": by}
-
-
-def check_in_declined(*, by: str | None = None, note: str | None = None) -> dict[str, Any]:
-    """Consent refused: the tool never runs and the model sees ``note`` as the result."""
-    return {"decision": DECLINE, "by": by, "note": note}
 
 
 __all__ = [

@@ -61,10 +61,11 @@ class Honesty(Extension):
         return check_in_pack_of(flow.checkpoint)
 
     def can_explain(self, agent: Agent) -> bool:
-        """True when a completed answer is on record (for a self-explain agent: bound at the end of a run)."""
-        if agent.extension(SelfExplain.name) is not None:
-            return _answered(agent.extension_state(SelfExplain.name).get(_SNAPSHOT))
-        return _answered(agent.last_snapshot())
+        """True when self-explain has a completed answer bound (at the end of a run); always False for an agent
+        built without ``.self_explain()``."""
+        if agent.extension(SelfExplain.name) is None:
+            return False
+        return _answered(agent.extension_state(SelfExplain.name).get(_SNAPSHOT))
 
     def why(self, agent: Agent, question: str | None) -> Explanation:
         from agentfootprint.honesty.chat import explain_answer

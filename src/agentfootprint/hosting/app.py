@@ -38,6 +38,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from agentfootprint.agent.agent import Agent, load_conversation, load_pause_checkpoint
+from agentfootprint.agent.consent import check_in_approved, check_in_declined
 from agentfootprint.agent.models import RunResult
 from agentfootprint.errors import AgentFootprintError, validation_field
 from agentfootprint.explain.recording import InvalidRecordingError, recording_of
@@ -772,12 +773,13 @@ def _answer(plan: TurnPlan, pause: PauseRecord) -> Any:
         return f"Error: {answer.error}\n{text}".rstrip() if answer.error else text
     entry = next(e for e in plan.resume if e.interrupt_id == pause.interrupt_id)
     payload = entry.payload
-    if pause.pause_kind == "check_in":
-        if entry.status != "resolved":
-            return False
+    if pause.pause_kind == "check_in":  # the host binds the page's yes/no to the request it holds
         if isinstance(payload, Mapping):
             payload = payload.get("approved")
-        return payload is True or (isinstance(payload, str) and payload.strip().lower() in _YES)
+        yes = entry.status == "resolved" and (
+            payload is True or (isinstance(payload, str) and payload.strip().lower() in _YES)
+        )
+        return check_in_approved(pause.checkpoint) if yes else check_in_declined(pause.checkpoint)
     if entry.status != "resolved":
         return _DECLINED
     if isinstance(payload, Mapping) and "answer" in payload:
