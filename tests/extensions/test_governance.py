@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from agentfootprint import Agent, ToolContext, define_skill, define_tool
+from agentfootprint import Agent, ToolContext, check_in_approved, define_skill, define_tool
 from agentfootprint.agent import AgentBuildError, CallModel, Extension, RunContext
 from agentfootprint.extensions.credentials import (
     AuthorizationRequired,
@@ -83,7 +83,7 @@ async def test_R004_127_a_credential_needing_consent_pauses_and_the_url_never_en
     assert all("SECRET-STATE" not in s for s in surfaces)
     assert provider.requests[0].mode == "user" and provider.requests[0].identity.principal == "dana"  # type: ignore[union-attr]
     provider.granted = True
-    done = await agent.resume(paused.checkpoint, "approved")
+    done = await agent.resume(paused.checkpoint, check_in_approved(paused))  # a consent is a decision (R004-57)
     assert done.answer == "Filed issue #7." and HEADERS == [{"Authorization": "Bearer tok-1"}]
     assert "credentials" not in done.extensions
 

@@ -179,9 +179,18 @@ def check_loop(chart: FlowChart, flow: FlowCheckpoint) -> int:
 
 
 def check_pause(
-    cp: AgentPauseCheckpoint, flow: FlowCheckpoint, chart: FlowChart, tools: Mapping[str, Tool], max_iterations: int
+    cp: AgentPauseCheckpoint,
+    flow: FlowCheckpoint,
+    chart: FlowChart,
+    tools: Mapping[str, Tool],
+    max_iterations: int,
+    *,
+    extension_gates: bool = False,
 ) -> PauseFacts:
-    """The agent's paused turn, checked part against part (the engine already checked state against its log)."""
+    """The agent's paused turn, checked part against part (the engine already checked state against its log).
+
+    ``extension_gates``: an extension wraps tool calls, so a consent pause may come from it (e.g. credentials) for
+    a tool that declares none itself."""
     bad = InvalidCheckpointError
     if cp.run_id != flow.run_id:
         raise refuse(bad, "run_id is not the paused flow's run id", "run_id")
@@ -254,8 +263,10 @@ def check_pause(
     tool = tools.get(cp.tool_name)
     if cp.tool_name not in offered and tool is None:
         raise refuse(bad, "the paused tool was never offered", "tool_name")
-    if tool is not None and (tool.pauses != (kind == "ask_human") or (kind == "check_in" and not tool.check_in)):
-        raise refuse(bad, "the pause kind is not the paused tool's", "flow.pause_data.kind")
+    if tool is not None:  # a question comes from a pausing tool; a consent from the tool, or an extension's gate
+        fits = tool.pauses if kind == "ask_human" else not tool.pauses and (bool(tool.check_in) or extension_gates)
+        if not fits:
+            raise refuse(bad, "the pause kind is not the paused tool's", "flow.pause_data.kind")
     expected = consent_request_id(turn_id, iteration, cp.tool_call_id, cp.tool_name, call.get("args", {}))
     if data.get("request_id") != expected or cp.request_id not in (None, expected):
         raise refuse(bad, "request_id is not the paused call's", "request_id")

@@ -106,7 +106,8 @@ def prepare_resume(
         flow = chart.load_checkpoint(cp.flow)
     except InvalidCheckpointError as err:
         raise InvalidCheckpointError(f"{door}: {err}", field=f"flow.{err.field}") from None
-    facts = check_pause(cp, flow, chart, tools, config.max_iterations)
+    gates = bool(config.hooks.wrap_tool_call)
+    facts = check_pause(cp, flow, chart, tools, config.max_iterations, extension_gates=gates)
     check_stamp(config, cp.agent, door)
     paused_for = caller(facts.identity)
     if identity is not None and caller(identity) != paused_for:

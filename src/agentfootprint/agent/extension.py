@@ -98,6 +98,11 @@ class RunContext:
         return self._run.run_id
 
     @property
+    def turn_id(self) -> str:
+        """The turn this leg serves: its first leg's run id (a resumed leg has a fresh ``run_id``, the same turn)."""
+        return self._run.turn_id
+
+    @property
     def identity(self) -> Identity | None:
         return self._run.identity
 

@@ -74,7 +74,7 @@ class ToolSessions(Extension):
 
     def _registry(self, ctx: RunContext) -> dict[tuple[str, str, str], _Open]:
         runs: dict[str, dict[tuple[str, str, str], _Open]] = ctx.agent_state.setdefault("open", {})
-        return runs.setdefault(ctx.run_id, {})
+        return runs.setdefault(ctx.turn_id, {})  # a pause and its resume are one turn across two runs
 
     async def before_run(self, ctx: RunContext) -> None:
         ctx.offer_to_tools("tool_sessions", SessionTier(ctx, self._registry(ctx)))
@@ -96,7 +96,7 @@ class ToolSessions(Extension):
 
     async def _end(self, ctx: RunContext) -> None:
         runs: dict[str, dict[tuple[str, str, str], _Open]] = ctx.agent_state.get("open", {})
-        held = runs.pop(ctx.run_id, {})
+        held = runs.pop(ctx.turn_id, {})
         if held:
             await self._close(ctx, list(held.values()), "run-end")
 
