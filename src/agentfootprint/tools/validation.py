@@ -83,7 +83,7 @@ def format_path(path: Path) -> str:
     for part in path:
         if isinstance(part, int):
             out.append(f"[{part}]")
-        elif _IDENT.match(part) and len(part) <= 64:
+        elif _IDENT.fullmatch(part) and len(part) <= 64:
             out.append(f".{part}" if out else part)
         else:
             out.append("[" + json.dumps(_clean(part)) + "]")
