@@ -2,7 +2,7 @@
 (never quoting a value) before any model call or tool, or the run completes; none crashes mid-run. Edits of what a
 checkpoint must be consistent about are all refused; with a key, every edit is.
 
-``AF_MUTATIONS`` / ``AF_MUTATION_SEED`` set the campaign's size and seed (defaults: 1,200 and 15)."""
+``AF_MUTATIONS`` / ``AF_MUTATION_SEED`` set the campaign's size and seed (defaults: 1,000 and 15)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import os
 
 from ._mutations import campaign
 
-COUNT = int(os.environ.get("AF_MUTATIONS", "1200"))
+COUNT = int(os.environ.get("AF_MUTATIONS", "1000"))
 SEED = int(os.environ.get("AF_MUTATION_SEED", "15"))
 KEY = "mutation-test-key"
 

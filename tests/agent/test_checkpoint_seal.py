@@ -295,3 +295,20 @@ async def test_no_door_lets_a_raw_validation_error_out(cp: Any, answer: Any, opt
             except TypeError as err:  # an unknown keyword is Python's own refusal, not a door's
                 assert "unexpected keyword" in str(err)
     assert fx.lookups == []
+
+
+async def test_a_decision_evidence_edited_into_garbage_is_refused_not_crashed() -> None:
+    fx = Effects()
+    paused = await ask_agent(fx).run("refund")
+    for garbage in ([["x"]], [{"k": 1}], "tool-calls", [None], []):
+        cp = roundtrip(paused.checkpoint)
+        route = next(c for c in cp["flow"]["commit_log"] if c["stage_id"] == "route")
+        route["decision"]["chosen"] = garbage
+        with pytest.raises(InvalidCheckpointError) as err:
+            await ask_agent(fx).resume(cp, "A")
+        assert err.value.field.endswith(".decision") and fx.model_calls == 1
+    cp = roundtrip(paused.checkpoint)
+    del cp["request_id"]
+    with pytest.raises(InvalidCheckpointError) as err2:
+        await ask_agent(fx).resume(cp, "A")
+    assert err2.value.field == "request_id"

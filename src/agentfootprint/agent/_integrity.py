@@ -167,7 +167,9 @@ def check_loop(chart: FlowChart, flow: FlowCheckpoint) -> int:
         iterations += c.stage_id == "injection-engine"
         if node.kind == "decider":
             chosen = (c.decision or {}).get("chosen")
-            if not isinstance(chosen, list) or len(chosen) != 1 or chosen[0] not in node.branches:
+            if not isinstance(chosen, list) or len(chosen) != 1 or not isinstance(chosen[0], str):
+                raise refuse(bad, "a decision names no branch of its decider", f"{where}.decision")
+            if chosen[0] not in node.branches:
                 raise refuse(bad, "a decision names no branch of its decider", f"{where}.decision")
             allowed = {node.branches[chosen[0]]}
         else:
@@ -268,7 +270,7 @@ def check_pause(
         if not fits:
             raise refuse(bad, "the pause kind is not the paused tool's", "flow.pause_data.kind")
     expected = consent_request_id(turn_id, iteration, cp.tool_call_id, cp.tool_name, call.get("args", {}))
-    if data.get("request_id") != expected or cp.request_id not in (None, expected):
+    if data.get("request_id") != expected or cp.request_id != expected:
         raise refuse(bad, "request_id is not the paused call's", "request_id")
     return PauseFacts(turn_id=turn_id, kind=kind, request_id=expected, identity=identity)
 
