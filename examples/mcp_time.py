@@ -3,7 +3,7 @@
 The scripted model asks the server to convert a time and answers from the result; ``backtrack`` then shows the
 MCP tool's result as a source of the answer (kind ``tool``, id = the server's tool name).
 
-Run: ``python examples/mcp_time.py [path to mcp-server-time]`` (``scripts/install-mcp-servers.sh`` installs it).
+Run: ``python examples/mcp_time.py [path to mcp-server-time]`` (``make test-setup`` installs it into .mcp-servers/).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def find_server() -> str:
     local = Path(__file__).parents[1] / ".mcp-servers" / "py" / "bin" / "mcp-server-time"
     found = str(local) if local.exists() else shutil.which("mcp-server-time")
     if found is None:
-        raise SystemExit("mcp-server-time is not installed: run scripts/install-mcp-servers.sh")
+        raise SystemExit("mcp-server-time is not installed: run make test-setup")
     return found
 
 

@@ -30,6 +30,6 @@ def pgvector_dsn() -> Iterator[str]:
     pytest.importorskip("psycopg", reason="psycopg is not installed")
     bin_dir = pgvector_bin()
     if bin_dir is None:
-        pytest.skip(f"PostgreSQL with pgvector not installed ({PGVECTOR_SERVER}: scripts/install-pgvector.sh)")
+        pytest.skip(f"PostgreSQL with pgvector not installed ({PGVECTOR_SERVER}: make test-setup installs it)")
     with throwaway_postgres(bin_dir, "PostgreSQL with pgvector") as dsn:
         yield dsn

@@ -1,13 +1,16 @@
 """A real client: the official ``@ag-ui/client`` (npm), run by node against the live uvicorn server on 127.0.0.1.
 
-The setup installs the client from ``js/package-lock.json`` (``npm ci``) into ``js/node_modules`` once; the test
-is skipped, with the reason, when node or npm is missing or the install fails."""
+``make test`` installs the client from ``js/package-lock.json`` into ``.venv/js`` (scripts/setup/40-node-packages.sh);
+the test copies the client script into a temp dir beside a link to those packages, and skips, with the reason, when
+node or the packages are missing. It installs nothing itself."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +18,11 @@ import pytest
 
 JS = Path(__file__).parent / "js"
 CLIENT_VERSION = json.loads((JS / "package.json").read_text())["dependencies"]["@ag-ui/client"]
+PACKAGES = Path(os.environ.get("AGENTFOOTPRINT_JS_DIR") or Path(sys.prefix) / "js") / "node_modules"
 
 
 def _installed_version() -> str | None:
-    manifest = JS / "node_modules" / "@ag-ui" / "client" / "package.json"
+    manifest = PACKAGES / "@ag-ui" / "client" / "package.json"
     try:
         version: str = json.loads(manifest.read_text())["version"]
         return version
@@ -28,40 +32,39 @@ def _installed_version() -> str | None:
 
 @pytest.fixture(scope="module")
 def node() -> str:
-    """The node binary, with ``@ag-ui/client`` installed under ``js/`` (skip with the reason otherwise)."""
-    node_bin, npm_bin = shutil.which("node"), shutil.which("npm")
-    if node_bin is None or npm_bin is None:
-        pytest.skip("node and npm are needed to run the official @ag-ui/client")
+    """The node binary, with ``@ag-ui/client`` installed by the set-up (skip with the reason otherwise)."""
+    node_bin = shutil.which("node")
+    if node_bin is None:
+        pytest.skip("node is needed to run the official @ag-ui/client (make test-setup installs it)")
     version = subprocess.run([node_bin, "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
     if not version.startswith("v") or int(version[1:].split(".")[0]) < 18:
         pytest.skip(f"@ag-ui/client needs node >= 18 (found {version or 'an unreadable version'})")
     if _installed_version() != CLIENT_VERSION:
-        try:
-            done = subprocess.run(
-                [npm_bin, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-                cwd=JS,
-                capture_output=True,
-                text=True,
-                timeout=300,
-            )
-        except (OSError, subprocess.SubprocessError) as err:
-            pytest.skip(f"npm ci for @ag-ui/client failed: {type(err).__name__}")
-        if done.returncode != 0 or _installed_version() != CLIENT_VERSION:
-            pytest.skip(f"npm ci for @ag-ui/client {CLIENT_VERSION} failed: {done.stderr.strip()[-300:]}")
+        pytest.skip(f"@ag-ui/client {CLIENT_VERSION} is not installed in {PACKAGES} (run: make test-setup)")
     return node_bin
 
 
-def _run_client(node: str, base: str) -> dict[str, Any]:
+@pytest.fixture
+def client_dir(tmp_path: Path) -> Path:
+    """A temp dir holding the client script and a link to the installed packages (node resolves imports there)."""
+    shutil.copyfile(JS / "agui_client.mjs", tmp_path / "agui_client.mjs")
+    (tmp_path / "node_modules").symlink_to(PACKAGES, target_is_directory=True)
+    return tmp_path
+
+
+def _run_client(node: str, where: Path, base: str) -> dict[str, Any]:
     done = subprocess.run(
-        [node, str(JS / "agui_client.mjs"), f"{base}/agui"], cwd=JS, capture_output=True, text=True, timeout=120
+        [node, str(where / "agui_client.mjs"), f"{base}/agui"], cwd=where, capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, f"the node client failed:\n{done.stderr[-3000:]}"
     report: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return report
 
 
-def test_the_official_client_runs_calls_a_tool_and_resumes_an_interrupt(node: str, live_agui: str) -> None:
-    report = _run_client(node, live_agui)
+def test_the_official_client_runs_calls_a_tool_and_resumes_an_interrupt(
+    node: str, client_dir: Path, live_agui: str
+) -> None:
+    report = _run_client(node, client_dir, live_agui)
 
     text = report["text"]
     assert text["error"] is None and text["outcome"]["outcome"] == "success"

@@ -1,4 +1,4 @@
-"""Where the set-up script put the MCP servers and clients no one here wrote (``scripts/install-mcp-servers.sh``)."""
+"""Where the set-up put the MCP servers and clients no one here wrote (``make test-setup``: .mcp-servers/)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def installed(relative: str) -> str:
     """The path of an installed server binary, or a skip naming the set-up step that installs it."""
     path = SERVERS / relative
     if not path.exists():
-        pytest.skip(f"{relative} is not installed: run scripts/install-mcp-servers.sh (make test does)")
+        pytest.skip(f"{relative} is not installed: run make test-setup (make test does)")
     return str(path)
 
 

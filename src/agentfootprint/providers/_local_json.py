@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from agentfootprint.providers._models import Message, ToolCall, ToolSpec
-
-REPLY_SHAPE = '{"tool": <tool name or null>, "args": {<arguments>}, "answer": <text>}'
 
 
 def _args_schema(tool: ToolSpec) -> dict[str, Any]:
@@ -16,14 +15,19 @@ def _args_schema(tool: ToolSpec) -> dict[str, Any]:
     return schema
 
 
-def reply_schema(tools: list[ToolSpec], *, allow_tools: bool = True) -> dict[str, Any]:
+def reply_schema(
+    tools: list[ToolSpec], *, allow_tools: bool = True, answer_pattern: str | None = None
+) -> dict[str, Any]:
     """JSON Schema of one reply: call a named tool with schema-valid args, or answer with ``tool: null``."""
+    answer_text: dict[str, Any] = {"type": "string", "minLength": 1}
+    if answer_pattern is not None:
+        answer_text["pattern"] = answer_pattern
     answer = {
         "type": "object",
         "properties": {
             "tool": {"type": "null"},
             "args": {"type": "object", "properties": {}, "additionalProperties": False},
-            "answer": {"type": "string", "minLength": 1},
+            "answer": answer_text,
         },
         "required": ["tool", "args", "answer"],
         "additionalProperties": False,
@@ -44,11 +48,19 @@ def reply_schema(tools: list[ToolSpec], *, allow_tools: bool = True) -> dict[str
 
 
 def tool_instructions(tools: list[ToolSpec], *, allow_tools: bool = True) -> str:
-    """The system-prompt addendum that lists the tools and the one-JSON-object reply format."""
+    """The system-prompt addendum that lists the tools and the one-JSON-object reply format.
+
+    It names the keys but shows no placeholder values: small models copy a placeholder word for word.
+    """
+    if not tools:
+        return (
+            'Reply with exactly one JSON object with the keys "tool", "args" and "answer": "tool" is null, '
+            '"args" is {}, and "answer" is your answer to the user.'
+        )
     if not allow_tools:
         return (
-            'Reply with one JSON object only: {"tool": null, "args": {}, "answer": "<your final answer>"}. '
-            "Use the tool results above; do not call tools again."
+            'Reply with exactly one JSON object with the keys "tool", "args" and "answer": "tool" is null, '
+            '"args" is {}, and "answer" is your final answer to the user, based on the tool results above.'
         )
     lines = ["You can call these tools:"]
     for tool in tools:
@@ -56,9 +68,9 @@ def tool_instructions(tools: list[ToolSpec], *, allow_tools: bool = True) -> str
         description = f": {tool.description}" if tool.description else ""
         lines.append(f"- {tool.name}{description} Arguments: {params}")
     lines.append(
-        f"Reply with one JSON object only, shaped {REPLY_SHAPE}. "
-        'To call a tool: {"tool": "<name>", "args": {...}, "answer": ""}. '
-        'To give the final answer: {"tool": null, "args": {}, "answer": "<your answer>"}. '
+        'Reply with exactly one JSON object with the keys "tool", "args" and "answer". '
+        'To call a tool, "tool" is its name, "args" its arguments, and "answer" is "". '
+        'To answer the user, "tool" is null, "args" is {}, and "answer" is your answer. '
         "Once a tool result answers the question, give the final answer."
     )
     return "\n".join(lines)
@@ -121,6 +133,21 @@ def _salvage_answer(text: str) -> str | None:
     return None
 
 
+_TOOL_KEY = re.compile(r'^\{\s*"tool"\s*:\s*"([^"\\]+)"\s*,\s*"args"\s*:\s*')
+
+
+def _salvage_call(text: str) -> tuple[str, dict[str, Any]] | None:
+    """The tool name and complete ``args`` object of a tool reply cut off after its args (``max_tokens`` reached)."""
+    match = _TOOL_KEY.match(text)
+    if match is None:
+        return None
+    try:
+        args, _ = json.JSONDecoder().raw_decode(text, match.end())
+    except ValueError:
+        return None
+    return (match.group(1), args) if isinstance(args, dict) else None
+
+
 def parse_reply(text: str, *, call_id: str) -> tuple[str, list[ToolCall]]:
     """Map one JSON reply to ``(answer text, tool calls)``; text that is not such a reply is the answer as-is.
 
@@ -130,6 +157,9 @@ def parse_reply(text: str, *, call_id: str) -> tuple[str, list[ToolCall]]:
     try:
         data = json.loads(stripped)
     except ValueError:
+        call = _salvage_call(stripped)
+        if call is not None:
+            return "", [ToolCall(id=call_id, name=call[0], args=call[1])]
         salvaged = _salvage_answer(stripped) if stripped.startswith("{") else None
         return (salvaged if salvaged is not None else text), []
     if not isinstance(data, dict) or "tool" not in data:

@@ -1,4 +1,4 @@
-"""A ``python -m llama_cpp.server`` subprocess on 127.0.0.1: free port, bounded readiness polling, clean stop."""
+"""llama.cpp's server in a child process on 127.0.0.1: free port, bounded readiness polling, clean stop."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
-from agentfootprint.providers._local_errors import LocalServerStartError, crash_hint
+from agentfootprint.providers._local_errors import INSTALL_HINT, LocalServerStartError, crash_hint
 
 _TAIL_LINES = 20
 _TAIL_CHARS = 2000
@@ -36,9 +36,9 @@ def tail_text(text: str, lines: int = _TAIL_LINES, limit: int = _TAIL_CHARS) -> 
 
 
 class LocalLLMServer:
-    """Runs llama.cpp's OpenAI-compatible server for one GGUF; use as a context manager or call ``stop``.
+    """Runs llama.cpp's OpenAI-compatible server for one GGUF in a child process; a context manager, or ``stop``.
 
-    ``fresh_prompts`` (default) re-evaluates every prompt, so at temperature 0 an answer depends only on its request.
+    Prompt caching is off, so at temperature 0 an answer depends only on its own request.
     """
 
     def __init__(
@@ -54,7 +54,6 @@ class LocalLLMServer:
         startup_timeout: float = 120.0,
         python: str | None = None,
         extra_args: Sequence[str] = (),
-        fresh_prompts: bool = True,
     ) -> None:
         if startup_timeout <= 0:
             raise ValueError("startup_timeout must be a positive number of seconds")
@@ -68,7 +67,6 @@ class LocalLLMServer:
         self.startup_timeout = float(startup_timeout)
         self.python = python or sys.executable
         self.extra_args = list(extra_args)
-        self.fresh_prompts = fresh_prompts
         self._process: subprocess.Popen[bytes] | None = None
         self._log_path: Path | None = None
 
@@ -103,27 +101,26 @@ class LocalLLMServer:
         return f"http://{self.host}:{self.port}/v1"
 
     def command(self) -> list[str]:
-        """The argv that starts the server (with ``fresh_prompts``, a wrapper that disables KV prefix reuse)."""
-        module = "agentfootprint.providers._local_llama_server" if self.fresh_prompts else "llama_cpp.server"
+        """The argv that starts the server."""
         argv = [
             self.python,
             "-m",
-            module,
+            "agentfootprint.providers._llama_serve",
             "--model",
             str(self.model_path),
-            "--model_alias",
+            "--model-alias",
             self.model_alias,
             "--host",
             self.host,
             "--port",
             str(self.port),
-            "--n_ctx",
+            "--n-ctx",
             str(self.n_ctx),
             "--seed",
             str(self.seed),
         ]
         if self.n_threads is not None:
-            argv += ["--n_threads", str(self.n_threads)]
+            argv += ["--n-threads", str(self.n_threads)]
         return argv + self.extra_args
 
     def start(self) -> str:
@@ -174,10 +171,7 @@ class LocalLLMServer:
     def _fail(self, reason: str) -> None:
         tail = self.log_tail()
         self.stop()
-        hint = (
-            "check that llama-cpp-python was installed with its server extra "
-            "(pip install 'agentfootprint[local-llm]') and that the model file is a valid GGUF"
-        )
+        hint = f"check that the llama.cpp runtime is installed ({INSTALL_HINT}) and that the model file is a valid GGUF"
         shown = f"\n--- last server log lines ---\n{tail}" if tail else " (the server wrote no log output)"
         raise LocalServerStartError(f"{reason}; {hint}.{shown}", stderr_tail=tail)
 
