@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -59,12 +60,12 @@ def run_engine_demo(console: Console | None = None) -> None:
     console.print(f"\nFinal decision: [bold]{result.state['decision']}[/bold] ({len(result.commit_log)} commits)")
 
 
-def run_agent_demo(console: Console | None = None, report_path: str = "report.html") -> dict[str, Any]:
+def run_agent_demo(
+    console: Console | None = None, report_path: str = "report.html", save_path: Path | None = None
+) -> dict[str, Any]:
     """The flagship story: a wrong answer, its backtrack chain, the ablation proof, and an HTML report."""
-    from pathlib import Path
-
     from agentfootprint._flagship import QUESTION, approved_flipped, refunds_agent
-    from agentfootprint.explain import backtrack, localize_sync, report_html
+    from agentfootprint.explain import backtrack, localize_sync, report_html, save_recording
 
     console = console or Console()
     agent = refunds_agent()
@@ -94,7 +95,15 @@ def run_agent_demo(console: Console | None = None, report_path: str = "report.ht
                 console.print(f"  {hop.kind.upper():<8}{where} {hop.detail}", markup=False, highlight=False)
     html = report_html(bt, report, snapshot=agent.last_snapshot())
     Path(report_path).write_text(html)
-    console.print(f"\nWrote {report_path} (open it in a browser).")
+    console.print(f"\nWrote {report_path} (open it in a browser).", markup=False, highlight=False)
+    if save_path is not None:
+        save_recording(agent, save_path)
+        console.print(
+            f"Saved the recording to {save_path}; explain it later, with no model: agentfootprint explain {save_path}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
     pair = run_pair_demo(console)
     return {"answer": result.answer, "culprit": culprit.id if culprit else None, "report": report_path, **pair}
 

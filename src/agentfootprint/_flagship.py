@@ -35,7 +35,7 @@ def lookup_order_tool() -> Tool:
         description="Look up an order by its id: age in days, price and category.",
         input_schema={
             "type": "object",
-            "properties": {"orderId": {"type": "string"}},
+            "properties": {"orderId": {"type": "string", "pattern": "^[A-Z]-[0-9]{4}$"}},
             "required": ["orderId"],
             "additionalProperties": False,
         },

@@ -1,57 +1,145 @@
-"""Command line: ``agentfootprint demo | bench``."""
+"""Command line: ``agentfootprint demo | explain | report | verify | serve | lint-tools | version``."""
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
+
+from agentfootprint.errors import AgentFootprintError
+
+HOW_TO_RECORD = (
+    "make one with: agentfootprint demo --save run.json, "
+    "or in Python: from agentfootprint.explain import save_recording; save_recording(agent, 'run.json')"
+)
+
+
+class CliInputError(AgentFootprintError):
+    """A command-line argument that cannot be used (a path whose folder is missing, a file of the wrong kind)."""
+
+    code = "ERR_CLI_INPUT"
+
+
+def writable_path(path: str, what: str) -> Path:
+    """``path`` if a file can be written there (its folder exists), else a ``CliInputError`` naming ``what``."""
+    target = Path(path)
+    folder = target.parent
+    if not folder.is_dir():
+        raise CliInputError(f"cannot write the {what}: folder {folder} does not exist")
+    if target.is_dir():
+        raise CliInputError(f"cannot write the {what}: {target} is a folder")
+    return target
+
+
+def write_text(path: Path, text: str, what: str) -> None:
+    """Write ``text``, turning an OS refusal (permissions, full disk) into a ``CliInputError``."""
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise CliInputError(f"cannot write the {what} to {path}: {exc.strerror or type(exc).__name__}") from None
+
+
+def open_recording(path: str, run_id: str | None) -> Any:
+    """The recording at ``path``; an unreadable one says how to make a recording."""
+    from agentfootprint.explain import InvalidRecordingError, load_recording
+
+    try:
+        return load_recording(path, run_id=run_id)
+    except InvalidRecordingError as exc:
+        raise InvalidRecordingError(f"{exc}; {HOW_TO_RECORD}") from None
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        import typer
+
+        from agentfootprint import __version__
+
+        print(f"agentfootprint {__version__}")
+        raise typer.Exit()
+
+
+def _group_class() -> Any:
+    """A command group that prints a typed refusal as one line (``error [CODE]: message``) and exits 2."""
+    import typer
+    from typer.core import TyperGroup
+
+    class RefusalsAsMessages(TyperGroup):
+        def invoke(self, ctx: Any) -> Any:
+            try:
+                return super().invoke(ctx)
+            except AgentFootprintError as exc:
+                typer.echo(f"error [{exc.code}]: {exc}", err=True)
+                raise typer.Exit(2) from None
+
+    return RefusalsAsMessages
 
 
 def _app() -> Any:
     import typer
 
     app = typer.Typer(
+        cls=_group_class(),
         pretty_exceptions_enable=False,
         help="agentfootprint: the explainable agent framework.",
         no_args_is_help=True,
         add_completion=False,
     )
 
+    @app.callback()
+    def main_options(
+        version: bool = typer.Option(
+            False, "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."
+        ),
+    ) -> None:
+        """agentfootprint: the explainable agent framework."""
+
     @app.command()
     def demo(
         engine: bool = typer.Option(False, "--engine", help="Also show the flowchart engine demo."),
         report: str = typer.Option("report.html", "--report", "-o", help="Where to write the HTML report."),
-        real: bool = typer.Option(False, "--real", help="Run on a local model (needs the local-llm extra)."),
+        save: str = typer.Option(None, "--save", help="Also save the run's recording here (.json or .sqlite)."),
+        real: bool = typer.Option(False, "--real", help="Run on a small local model (needs the local-llm extra)."),
+        model: str = typer.Option("smollm2-135m", "--model", help="With --real: smollm2-135m or gemma3-270m."),
     ) -> None:
-        """Run the offline flagship demo: wrong answer → backtrack → ablation proof → report.html."""
-        from agentfootprint._demos import run_agent_demo, run_engine_demo
-
+        """Run the flagship demo: wrong answer → backtrack → ablation proof → report.html."""
+        report_path = writable_path(report, "report")
+        save_path = writable_path(save, "recording") if save else None
         if real:
             from agentfootprint._demo_real import run_real_demo
 
-            run_real_demo()
+            run_real_demo(model=model, report_path=str(report_path), save_path=save_path)
             return
+        from agentfootprint._demos import run_agent_demo, run_engine_demo
 
-        run_agent_demo(report_path=report)
+        run_agent_demo(report_path=str(report_path), save_path=save_path)
         if engine:
             run_engine_demo()
 
     @app.command()
-    def explain(recording: str, at: str = typer.Option(None, "--at", help="Backtrack from this step instead.")) -> None:
-        """Backtrack a stored recording (no provider needed)."""
-        from agentfootprint.explain import backtrack, load_recording
+    def explain(
+        recording: str = typer.Argument(..., help="A recording: .json, or .sqlite/.db (one row per run)."),
+        at: str = typer.Option(None, "--at", help="Backtrack from this step (e.g. call-llm#5) instead of the answer."),
+        run_id: str = typer.Option(None, "--run-id", help="In a SQLite recording: this run (default: the newest)."),
+    ) -> None:
+        """Backtrack a stored recording (no model needed)."""
+        from agentfootprint.explain import backtrack
 
-        print(str(backtrack(load_recording(recording), at=at)))
+        print(str(backtrack(open_recording(recording, run_id), at=at)))
 
     @app.command("report")
-    def report_cmd(recording: str, output: str = typer.Option("report.html", "--output", "-o")) -> None:
+    def report_cmd(
+        recording: str = typer.Argument(..., help="A recording: .json, or .sqlite/.db (one row per run)."),
+        output: str = typer.Option("report.html", "--output", "-o", help="Where to write the HTML report."),
+        run_id: str = typer.Option(None, "--run-id", help="In a SQLite recording: this run (default: the newest)."),
+    ) -> None:
         """Write the HTML report of a stored recording."""
-        from pathlib import Path
+        from agentfootprint.explain import backtrack, report_html
 
-        from agentfootprint.explain import backtrack, load_recording, report_html
-
-        rec = load_recording(recording)
-        Path(output).write_text(report_html(backtrack(rec), snapshot=rec.snapshot))
-        print(f"wrote {output}")
+        target = writable_path(output, "report")
+        rec = open_recording(recording, run_id)
+        write_text(target, report_html(backtrack(rec), snapshot=rec.snapshot), "report")
+        print(f"wrote {target}")
 
     @app.command()
     def verify(
@@ -64,7 +152,7 @@ def _app() -> Any:
 
     @app.command()
     def serve(
-        target: str,
+        target: str = typer.Argument(..., help="module:factory, imported from the current directory."),
         host: str = typer.Option("127.0.0.1", help="Interface to bind (loopback by default)."),
         port: int = typer.Option(8000),
         db: str = typer.Option(None, help="Session store: a SQLite path or a postgresql:// DSN (default: memory)."),
@@ -80,7 +168,6 @@ def _app() -> Any:
         retention_days: float = typer.Option(None, help="Delete threads not written for this many days."),
     ) -> None:
         """Serve ``module:factory`` (a no-argument function returning an Agent) over AG-UI."""
-        from agentfootprint.errors import AgentFootprintError
         from agentfootprint.hosting.serve import serve as run_server
 
         limits = {
@@ -88,22 +175,18 @@ def _app() -> Any:
             "turns_per_hour": turns_per_hour,
             "concurrent_turns": concurrent_turns,
         }
-        try:
-            run_server(
-                target,
-                host=host,
-                port=port,
-                db=db,
-                path=path,
-                lease_seconds=lease_seconds,
-                max_body_bytes=max_body_bytes,
-                max_message_bytes=max_message_bytes,
-                limits=limits,
-                retention_seconds=retention_days * 86_400 if retention_days is not None else None,
-            )
-        except AgentFootprintError as exc:
-            print(f"error: {exc}")
-            raise typer.Exit(2) from None
+        run_server(
+            target,
+            host=host,
+            port=port,
+            db=db,
+            path=path,
+            lease_seconds=lease_seconds,
+            max_body_bytes=max_body_bytes,
+            max_message_bytes=max_message_bytes,
+            limits=limits,
+            retention_seconds=retention_days * 86_400 if retention_days is not None else None,
+        )
 
     @app.command("mcp")
     def mcp_cmd(
@@ -128,11 +211,20 @@ def _app() -> Any:
         uvicorn.run(mcp_app(factory, path=path, host=host), host=host, port=port, log_level="warning")
 
     @app.command("lint-tools")
-    def lint_tools_cmd(path: str) -> None:
-        """Lint a tool catalog (JSON: ours, OpenAI, Anthropic or MCP shapes); exit 1 when findings exist."""
-        from agentfootprint.tools.lint import format_findings, lint_tools, read_tools_file
+    def lint_tools_cmd(
+        path: str = typer.Argument(..., help="A JSON tool catalog: ours, OpenAI, Anthropic or MCP shapes."),
+    ) -> None:
+        """Lint a tool catalog; exit 1 when findings exist."""
+        from agentfootprint.tools.lint import ToolLintInputError, format_findings, lint_tools, read_tools_file
 
-        findings = lint_tools(read_tools_file(path))
+        try:
+            entries = read_tools_file(path)
+        except ToolLintInputError as exc:
+            raise ToolLintInputError(
+                f"{exc}; lint-tools expects a JSON file holding a list of tools (or an object with a 'tools' list) "
+                "in our, OpenAI, Anthropic or MCP shape"
+            ) from None
+        findings = lint_tools(entries)
         print(format_findings(findings))
         raise typer.Exit(1 if findings else 0)
 
@@ -141,15 +233,18 @@ def _app() -> Any:
         """Print the installed version."""
         from agentfootprint import __version__
 
-        print(__version__)
+        print(f"agentfootprint {__version__}")
 
     return app
 
 
+def app() -> Any:
+    """The Typer application (for ``typer.testing.CliRunner``)."""
+    return _app()
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``agentfootprint`` command; a typed refusal prints its message and code, no traceback."""
-    from agentfootprint.errors import AgentFootprintError
-
     try:
         _app()(args=argv if argv is not None else sys.argv[1:], prog_name="agentfootprint")
     except AgentFootprintError as exc:

@@ -28,9 +28,13 @@ ABLATABLE_KINDS = ("fact", "steering", "instruction", "skill", "tool", "memory",
 
 
 class BacktrackError(AgentFootprintError, ValueError):
-    """Nothing to backtrack: no recorded model call, or an unknown ``at`` step."""
+    """Nothing to backtrack: no recorded model call, or an unknown ``at`` step (``steps`` lists the valid ones)."""
 
     code = "ERR_BACKTRACK"
+
+    def __init__(self, message: str, *, steps: tuple[str, ...] = (), code: str | None = None) -> None:
+        super().__init__(message, code=code)
+        self.steps = steps
 
 
 class Hop(BaseModel):
@@ -83,7 +87,8 @@ class Backtrack(BaseModel):
             f"Decided at {self.trigger}; {len(self.sources)} source(s) reached it:",
         ]
         for s in self.sources:
-            lines.append(f"\n[{s.kind}] {s.id}: {summarize_value(s.text, 100)}")
+            shown = summarize_value(s.text, 100) if s.text or s.kind != "message" else "(no text: a tool request)"
+            lines.append(f"\n[{s.kind}] {s.id}: {shown}")
             for h in s.hops:
                 where = f" {h.runtime_stage_id}" if h.runtime_stage_id else ""
                 note = f" ({h.note})" if h.note else ""
@@ -120,11 +125,12 @@ def _trigger_commit(snap: FlowSnapshot, at: str | None) -> Commit:
     if at is None:
         return calls[-1]
     target = snap.commit(at)
-    if target is None:
-        raise BacktrackError(f"no step '{at[:100]}' in this run")
-    before = [c for c in calls if c.idx <= target.idx]
+    before = [] if target is None else [c for c in calls if c.idx <= target.idx]
     if not before:
-        raise BacktrackError(f"step '{at[:100]}' comes before any model call")
+        steps = tuple(c.runtime_stage_id for c in snap.commit_log[calls[0].idx :] if c.namespace == calls[0].namespace)
+        shown = ", ".join(steps[:30]) + (f", and {len(steps) - 30} more" if len(steps) > 30 else "")
+        why = "no step with that id in this run" if target is None else "that step comes before any model call"
+        raise BacktrackError(f"{why}; steps you can backtrack from: {shown}", steps=steps)
     return before[-1]
 
 
@@ -345,6 +351,9 @@ def _history_sources(snap: FlowSnapshot, call: Commit, answer_hop: Hop, start: i
             out.extend(_summary_sources(snap, call, span, text, [answer_hop, read, landed], n, start + n))
         else:
             origin = "run input" if adder.stage_id == "seed" else "model turn"
+            asked = [str(c.get("name")) for c in message.get("tool_calls") or [] if isinstance(c, dict)]
+            if asked and not message.get("content"):
+                origin = f"model turn that only asked for {', '.join(asked)}"
             out.append(
                 SourceTrail(
                     kind="message",

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from agentfootprint.hosting.limits import AdmissionLimits
     from agentfootprint.hosting.sessions import SessionStore
 
-__all__ = ["load_factory", "open_sessions", "serve"]
+__all__ = ["check_factory", "load_factory", "open_sessions", "serve"]
 
 
 def load_factory(target: str) -> AgentFactory:
@@ -36,6 +36,18 @@ def load_factory(target: str) -> AgentFactory:
         raise HostingConfigError(f"{target!r} is not callable: it must be a factory returning an Agent")
     factory: AgentFactory = value
     return factory
+
+
+def check_factory(factory: AgentFactory, target: str) -> None:
+    """Call the factory once at start-up, so a broken one fails now and not on the first request."""
+    from agentfootprint.agent.agent import Agent
+
+    try:
+        built: Any = factory()
+    except Exception as err:
+        raise HostingConfigError(f"{target} failed when called at start-up: {type(err).__name__}: {err}") from None
+    if not isinstance(built, Agent):
+        raise HostingConfigError(f"{target} returned {type(built).__name__}, not an Agent: it must build one per call")
 
 
 def open_sessions(url: str | None, *, lease_seconds: float = DEFAULT_LEASE_SECONDS) -> SessionStore:
@@ -76,6 +88,7 @@ def serve(
     if not isinstance(port, int) or isinstance(port, bool) or not 0 <= port <= 65535:
         raise HostingConfigError("port must be an int in 0..65535")
     factory = load_factory(target)
+    check_factory(factory, target)
     try:
         import uvicorn
     except ImportError:
