@@ -25,6 +25,7 @@ pipeline = Sequence.create("refunds").step("research", researcher).step("write",
 if __name__ == "__main__":
     result = pipeline.run_sync("Should order A-1001 be refunded?", identity={"tenant": "acme"})
     print("answer:", result.answer)
+    print()
     print(backtrack(pipeline).source("vip"))
-    report = localize_sync(pipeline, samples=2, outcome_changed=lambda a, b: a != b, progress=False)
-    print([(s.id, s.verdict) for s in report.suspects])
+    print()
+    print(localize_sync(pipeline, samples=2, outcome_changed=lambda a, b: a != b, progress=False))

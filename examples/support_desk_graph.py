@@ -91,7 +91,5 @@ if __name__ == "__main__":
     trail = backtrack(desk).source("vip-rule")
     assert trail is not None
     print("how the vip-rule fact reached the answer:")
-    for hop in trail.hops:
-        print(f"  {hop.kind.upper():<8}{hop.runtime_stage_id or ''} {hop.detail}")
-    report = localize_sync(desk, samples=2, outcome_changed=approved, progress=False)
-    print("verdicts:", [(s.id, s.verdict) for s in report.suspects])
+    print(trail)
+    print(localize_sync(desk, samples=2, outcome_changed=approved, progress=False))

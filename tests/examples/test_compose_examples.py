@@ -20,7 +20,7 @@ def test_support_desk_graph_localizes_the_wrong_answer_to_one_specialist_fact() 
     out = run_example("support_desk_graph.py")
     assert "answer: OK: APPROVE the refund of A-1001" in out
     assert "path: triage -> billing -> review -> billing -> review" in out
-    assert "VIA     review#" in out and "out:billing handed over from billing's answer" in out
+    assert "VIA      review#" in out and "out:billing handed over from billing's answer" in out
     assert "BORN     define_fact('vip-rule')" in out
-    assert "('vip-rule', 'confirmed')" in out
-    assert "('refund-policy', 'not-confirmed')" in out and "('tone', 'not-confirmed')" in out
+    assert "fact 'vip-rule' score" in out and "CONFIRMED  CAUSAL: ablating fact 'vip-rule' flipped" in out
+    assert "NOT CONFIRMED: ablating fact 'refund-policy'" in out and "NOT CONFIRMED: ablating fact 'tone'" in out

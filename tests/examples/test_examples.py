@@ -25,14 +25,29 @@ def run_example(name: str) -> str:
     ).stdout
 
 
-def test_refund_backtrack_example() -> None:
+def test_refund_backtrack_example_prints_the_readable_chain() -> None:
     out = run_example("refund_backtrack.py")
-    assert "Refund APPROVED" in out and "('vip-override-fact', 'confirmed')" in out
+    assert "Refund APPROVED" in out and "[fact] vip-override-fact: " in out
+    assert "  BORN     define_fact('vip-override-fact')" in out
+    assert "CONFIRMED  CAUSAL: ablating fact 'vip-override-fact' flipped the outcome in 3/3" in out
+    assert "SourceTrail(" not in out and "hops=[" not in out
 
 
 def test_research_pipeline_example() -> None:
     out = run_example("research_pipeline.py")
-    assert "answer: APPROVED" in out and "('vip', 'confirmed')" in out and "via" in out
+    assert "answer: APPROVED" in out and "CAUSAL: ablating fact 'vip' flipped the outcome in 2/2" in out
+    assert "  VIA      write#11 answer handed over from research's answer" in out and "SourceTrail(" not in out
+
+
+def test_examples_import_only_public_names() -> None:
+    import ast
+
+    for path in EXAMPLES.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                private = [p for p in node.module.split(".") if p.startswith("_")]
+                private += [a.name for a in node.names if a.name.startswith("_")]
+                assert private == [], f"{path.name} imports private names: {node.module} {private}"
 
 
 def test_audit_export_example() -> None:

@@ -100,3 +100,19 @@ async def test_report_without_localization_is_exact() -> None:
     assert "<p>No localization was run (backtrack only).</p>" in html
     empty = report_html(backtrack(agent).model_copy(update={"sources": [], "run_id": None}))
     assert "<p>(empty)</p>" in empty and "Timeline" not in empty and "reached the call (0)" in empty
+
+
+async def test_report_shows_the_users_question_before_the_answer() -> None:
+    html = await build_report()
+    question = f"<section><h2>Question</h2><div class='question'>{QUESTION}</div></section>"
+    assert question in html and html.index(question) < html.index("<h2>Answer</h2>")
+
+
+async def test_report_escapes_a_hostile_question() -> None:
+    from agentfootprint import Agent
+    from agentfootprint.providers import mock
+
+    agent = Agent.create(provider=mock(reply="ok"), model="m").build()
+    await agent.run("<script>alert(1)</script>?")
+    html = report_html(backtrack(agent))
+    assert "<div class='question'>&lt;script&gt;alert(1)&lt;/script&gt;?</div>" in html

@@ -65,6 +65,16 @@ class SourceTrail(BaseModel):
     def ablatable(self) -> bool:
         return self.kind in ABLATABLE_KINDS
 
+    def __str__(self) -> str:
+        """The source and its chain, one hop a line (ANSWER ← READ ← LANDED ← ALLOWED ← BORN)."""
+        shown = summarize_value(self.text, 100) if self.text or self.kind != "message" else "(no text: a tool request)"
+        lines = [f"[{self.kind}] {self.id}: {shown}"]
+        for h in self.hops:
+            where = f" {h.runtime_stage_id}" if h.runtime_stage_id else ""
+            note = f" ({h.note})" if h.note else ""
+            lines.append(f"  {h.kind.upper():<8}{where} {h.detail}{note}")
+        return "\n".join(lines)
+
 
 class Backtrack(BaseModel):
     """The answer, the model call that produced it, and every source that reached that call."""
@@ -86,13 +96,7 @@ class Backtrack(BaseModel):
             f"ANSWER {summarize_value(self.answer or '', 200)}",
             f"Decided at {self.trigger}; {len(self.sources)} source(s) reached it:",
         ]
-        for s in self.sources:
-            shown = summarize_value(s.text, 100) if s.text or s.kind != "message" else "(no text: a tool request)"
-            lines.append(f"\n[{s.kind}] {s.id}: {shown}")
-            for h in s.hops:
-                where = f" {h.runtime_stage_id}" if h.runtime_stage_id else ""
-                note = f" ({h.note})" if h.note else ""
-                lines.append(f"  {h.kind.upper():<8}{where} {h.detail}{note}")
+        lines.extend(f"\n{s}" for s in self.sources)
         return "\n".join(lines)
 
 

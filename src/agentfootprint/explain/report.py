@@ -14,7 +14,9 @@ body{font:15px/1.5 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;b
 header{background:#1d2330;color:#fff;padding:18px 28px}header h1{margin:0;font-size:20px}
 main{max-width:1100px;margin:0 auto;padding:20px 28px}
 section{background:#fff;border:1px solid #dde1e8;border-radius:8px;padding:16px 20px;margin:16px 0}
-h2{font-size:16px;margin:0 0 10px}.answer{font-size:17px;background:#fff8e6;border-left:4px solid #e0a100;
+h2{font-size:16px;margin:0 0 10px}
+.question{font-size:17px;padding:10px 14px;background:#eef4ff;border-left:4px solid #3b6fd8}
+.answer{font-size:17px;background:#fff8e6;border-left:4px solid #e0a100;
 padding:10px 14px}table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #eceef2;padding:6px 8px;
 text-align:left;vertical-align:top}th{font-size:13px;color:#5a6275}.confirmed{color:#b42318;font-weight:700}
 .not-confirmed{color:#3f6212}.inconclusive{color:#a16207}.mono{font-family:ui-monospace,Menlo,Consolas,monospace;
@@ -101,6 +103,16 @@ def _timeline(snapshot: FlowSnapshot | None) -> str:
     return f"<section><h2>Timeline ({len(items)} steps)</h2><ol class='timeline'>{''.join(items)}</ol></section>"
 
 
+def question_of(bt: Backtrack) -> str | None:
+    """The user's question behind the answer: the newest user message that came in as the run's input."""
+    asked = [
+        s.text
+        for s in bt.sources
+        if s.kind == "message" and any(h.kind == "born" and h.detail.endswith("(run input)") for h in s.hops)
+    ]
+    return asked[-1] if asked else None
+
+
 def report_html(
     bt: Backtrack,
     localization: LocalizationReport | None = None,
@@ -112,12 +124,14 @@ def report_html(
     culprits = {s.id for s in localization.confirmed} if localization else set()
     culprits |= {i for c in localization.confirmed_sets for i in c.ids} if localization else set()
     chains = "".join(_chain(s, culprits) for s in bt.sources)
+    question = question_of(bt)
+    asked = f"<section><h2>Question</h2><div class='question'>{_e(question)}</div></section>" if question else ""
     return (
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
         f"<meta name='viewport' content='width=device-width,initial-scale=1'><title>{_e(title)}</title>"
         f"<style>{_CSS}</style></head><body><header><h1>{_e(title)}</h1>"
         f"<div class='mono'>run {_e(bt.run_id or '')} · decided at {_e(bt.trigger)}</div></header><main>"
-        f"<section><h2>Answer</h2><div class='answer'>{_e(bt.answer or '')}</div></section>"
+        f"{asked}<section><h2>Answer</h2><div class='answer'>{_e(bt.answer or '')}</div></section>"
         f"<section><h2>Suspects</h2>{_suspects(localization)}</section>"
         f"<section><h2>The system prompt the model saw</h2>{_system_prompt(bt, culprits)}</section>"
         f"<section><h2>Every source that reached the call ({len(bt.sources)})</h2>{chains}</section>"
