@@ -35,6 +35,7 @@ class CallTicker(BaseProvider):
             f"    model call {self.calls:>2}  {time.monotonic() - started:4.1f}s  → {did}",
             markup=False,
             highlight=False,
+            soft_wrap=True,
         )
         return response
 

@@ -133,6 +133,8 @@ class AgentRun:
         self.link = link
         """The live link of the composition run this run serves (for a helper run of the same run), or None."""
         self.cancelled = asyncio.Event()
+        self.warnings: list[str] = []
+        """Problems the developer should see (a tool that raised), one line each; copied to ``RunResult``."""
         self.last_completed_iteration = 0
         self.budget_warned = False
         self.agent_state: dict[str, dict[str, Any]] = agent_state if agent_state is not None else {}

@@ -25,6 +25,7 @@ from agentfootprint.flow import Scope, pause, resume_answer
 from agentfootprint.flow._frozen import thaw
 from agentfootprint.tools import RunStoppingError, Tool, ToolContext, ToolOutcome
 from agentfootprint.tools.execute import execute_tool
+from agentfootprint.tools.errors import ERR_TOOL_RAISED
 
 ERR_TOOL_HOOK = "ERR_TOOL_HOOK"
 TWIN_THRESHOLD = 0.8
@@ -140,7 +141,19 @@ class ToolCalls:
         )
         if result.is_error:
             emit(run, scope, ev.ERROR_TOOL, {"tool_call_id": call_id, "name": name, "code": result.code}, iteration)
+        if result.code == ERR_TOOL_RAISED:
+            self._warn_raised(run, scope, call_id, name, result.content, iteration)
         return result
+
+    @staticmethod
+    def _warn_raised(run: AgentRun, scope: Scope, call_id: str, name: str, told: str, iteration: int) -> None:
+        """A tool that raised is a bug to fix, not only a message for the model: warn the developer."""
+        line = (
+            f"tool {name!r} raised an exception (call {call_id}, {scope.runtime_stage_id}); the model was told: {told}"
+        )
+        run.warnings.append(run.redactor.redact(line) if run.redactor.active else line)
+        payload = {"tool_call_id": call_id, "name": name, "message": told}
+        emit(run, scope, ev.WARNING_TOOL_RAISED, payload, iteration)
 
     async def _through_chain(
         self, run: AgentRun, scope: Scope, turn: Turn, request: ToolCallRequest, innermost: CallTool

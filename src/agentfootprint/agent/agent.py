@@ -190,7 +190,7 @@ class Agent:
         landed = self._landed_chunks()
         unknown = [s for s in source_ids if s not in known and s not in landed and not self.config.knows_chunk(s)]
         if unknown:
-            raise UnknownSourceError(f"agent has no context source or tool named: {', '.join(map(str, unknown))[:300]}")
+            raise UnknownSourceError.for_ids(unknown, known)
         return Agent(self.config.without(set(source_ids)))
 
     def _landed_chunks(self) -> set[str]:
@@ -604,6 +604,7 @@ class Agent:
             iterations=iterations,
             stopped_early=stopped_model,
             extensions=extensions,
+            warnings=list(run.warnings),
         )
 
     def _paused(
@@ -654,6 +655,7 @@ class Agent:
             cost=cost,
             iterations=iterations,
             extensions=extensions,
+            warnings=list(run.warnings),
         )
 
     # -- pause and resume --------------------------------------------------------------------------------------

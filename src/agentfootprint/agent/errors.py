@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import difflib
+from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
 from agentfootprint.errors import AgentFootprintError
@@ -172,9 +173,27 @@ class PolicyHaltError(AgentFootprintError, RuntimeError):
 
 
 class UnknownSourceError(AgentFootprintError, KeyError):
-    """``agent.without(...)`` named an id that is not one of the agent's context sources or tools."""
+    """``agent.without(...)`` named an id that is not one of the agent's context sources or tools.
+
+    ``suggestions`` holds the agent's ids closest to each unknown one (a typo such as ``vip-overide-fact``).
+    """
 
     code = "ERR_UNKNOWN_SOURCE"
+
+    def __init__(self, message: str, *, suggestions: tuple[str, ...] = (), code: str | None = None) -> None:
+        super().__init__(message, code=code)
+        self.suggestions = suggestions
+
+    @classmethod
+    def for_ids(cls, unknown: list[str], known: Iterable[str]) -> UnknownSourceError:
+        """The error for ``unknown`` ids, suggesting the closest of the ``known`` ones."""
+        pool = sorted(str(k) for k in known)
+        near: list[str] = []
+        for name in unknown:
+            near += [m for m in difflib.get_close_matches(str(name), pool, n=2, cutoff=0.75) if m not in near]
+        hint = f" (did you mean {' or '.join(repr(n) for n in near)}?)" if near else ""
+        named = ", ".join(map(str, unknown))[:300]
+        return cls(f"agent has no context source or tool named: {named}{hint}", suggestions=tuple(near))
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else self.code

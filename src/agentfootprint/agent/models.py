@@ -43,6 +43,14 @@ class RunResult(BaseModel):
     stopped_early: StoppedEarly | None = None
     output: Any = None
     extensions: dict[str, Any] = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list)
+    """Problems the developer should fix, one line each (e.g. a tool that raised); the model saw them as errors."""
+
+    def __str__(self) -> str:
+        """The answer (or the pending question), then one ``warning:`` line per warning."""
+        head = (self.answer or "") if self.status == "completed" else f"(paused) {self.question or ''}"
+        return "\n".join([head, *(f"warning: {w}" for w in self.warnings)])
+
     """What each extension added to this result (``Extension.result``), by extension name."""
 
     @property

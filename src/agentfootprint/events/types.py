@@ -63,6 +63,7 @@ __all__ = [
     "TOOLS_SESSION_REUSED",
     "TOOLS_SESSION_STARTED",
     "VALIDATION_ARGS_INVALID",
+    "WARNING_TOOL_RAISED",
     "domain_of",
     "full_event_type",
     "is_known_event_type",
@@ -86,6 +87,7 @@ CONTEXT_SLOT_COMPOSED = "agentfootprint.context.slot_composed"
 PAUSE_REQUESTED = "agentfootprint.pause.requested"
 PAUSE_RESUMED = "agentfootprint.pause.resumed"
 ERROR_TOOL = "agentfootprint.error.tool"
+WARNING_TOOL_RAISED = "agentfootprint.warning.tool_raised"
 ERROR_PROVIDER = "agentfootprint.error.provider"
 ERROR_RUN = "agentfootprint.error.run"
 COST_USAGE = "agentfootprint.cost.usage"
@@ -146,6 +148,7 @@ KNOWN_EVENT_TYPES: frozenset[str] = frozenset(
         PAUSE_REQUESTED,
         PAUSE_RESUMED,
         ERROR_TOOL,
+        WARNING_TOOL_RAISED,
         ERROR_PROVIDER,
         ERROR_RUN,
         COST_USAGE,
