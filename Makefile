@@ -13,7 +13,8 @@ $(BIN)/python:
 
 $(STAMP): $(BIN)/python pyproject.toml
 	@echo "==> installing agentfootprint and its dev extra into $(VENV) (pytest, ruff, mypy and every optional extra)"
-	@set -o pipefail; $(BIN)/python -m pip install --progress-bar on -e ".[dev]" $(PIP_SHOWN)
+	@set -o pipefail; start=$$(date +%s); $(BIN)/python -m pip install --progress-bar on -e ".[dev]" $(PIP_SHOWN) \
+		&& echo "    installed ($$(( $$(date +%s) - start ))s)"
 	@touch $(STAMP)
 
 venv: $(STAMP)

@@ -121,7 +121,7 @@ def run_real_demo(
         console.rule(Text("[3/4] Backtrack: every piece of context that reached the final model call"))
         bt = backtrack(agent)
         say(str(bt))
-        console.rule(Text(f"[4/4] Localize: rank suspects, then rerun without each ({samples} seeded reruns each)"))
+        console.rule(Text(f"[4/4] Localize: rank suspects, rerun without each ({samples} seeded reruns)"))
         report = localize_sync(
             agent,
             samples=samples,
