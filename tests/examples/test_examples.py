@@ -44,7 +44,7 @@ def test_examples_import_only_public_names() -> None:
 
     for path in EXAMPLES.glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.module:
+            if isinstance(node, ast.ImportFrom) and node.module and node.module != "__future__":
                 private = [p for p in node.module.split(".") if p.startswith("_")]
                 private += [a.name for a in node.names if a.name.startswith("_")]
                 assert private == [], f"{path.name} imports private names: {node.module} {private}"

@@ -168,22 +168,25 @@ class LlamaInProcessProvider(BaseProvider):
                 if kind == "end":
                     break
                 try:
-                    texts = state.feed(item)
+                    pieces = state.feed(item)
                 except WireFormatError as exc:
                     raise ProviderResponseError(
                         f"{self.name}: unreadable stream chunk: {exc}", provider=self.name
                     ) from None
-                for text in texts:
-                    yield StreamChunk(kind="text", text=text)
+                for piece_kind, piece in pieces:
+                    yield StreamChunk(kind="text" if piece_kind == "text" else "reasoning", text=piece)
         finally:
             cancel.set()
             await worker
+        for piece_kind, piece in state.finish():
+            yield StreamChunk(kind="text" if piece_kind == "text" else "reasoning", text=piece)
         calls = state.tool_calls()
         for call in calls:
             yield StreamChunk(kind="tool_call", tool_call=call)
         response = LLMResponse(
             content="".join(state.text),
             tool_calls=calls,
+            reasoning=state.reasoning_blocks(),
             usage=state.usage,
             model=self.model_alias,
             finish_reason=state.finish_reason,
