@@ -4,6 +4,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
+CORE_STAMP := $(VENV)/.installed-core
 PIP_SHOWN := 2>&1 | grep -v "^WARNING: Location 'file:"
 
 .PHONY: demo test test-setup bench lint venv clean mutate
@@ -17,9 +18,15 @@ $(STAMP): $(BIN)/python pyproject.toml
 		&& echo "    installed ($$(( $$(date +%s) - start ))s)"
 	@touch $(STAMP)
 
+$(CORE_STAMP): $(BIN)/python pyproject.toml
+	@echo "==> installing agentfootprint (core only: the offline demo needs nothing else) into $(VENV)"
+	@set -o pipefail; start=$$(date +%s); $(BIN)/python -m pip install --progress-bar on -e . $(PIP_SHOWN) \
+		&& echo "    installed ($$(( $$(date +%s) - start ))s)"
+	@touch $(CORE_STAMP)
+
 venv: $(STAMP)
 
-demo: $(STAMP)
+demo: $(CORE_STAMP)
 	$(BIN)/python -m agentfootprint demo
 
 # Everything the suite uses beyond Python packages: each step of scripts/setup/ in order, with progress
