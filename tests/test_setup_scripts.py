@@ -57,3 +57,16 @@ def test_every_setup_step_announces_itself_and_is_valid_bash(step: Path) -> None
     assert text.startswith("# ") and "\nstep " in text and "step_done" in text
     assert subprocess.run(["bash", "-n", str(step)], capture_output=True, timeout=30).returncode == 0
     assert " -q " not in text and "--quiet" not in text, "set-up steps show their progress"
+
+
+def test_an_unknown_setup_step_is_refused_with_the_step_names() -> None:
+    done = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "setup-test.sh"), "pgvector", "no-such-step"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    names = " ".join(p.stem.split("-", 1)[1] for p in sorted((ROOT / "scripts" / "setup").glob("[0-9]*.sh")))
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == f"error: no set-up step named 'no-such-step' (the steps: {names})\n"
+    assert names == "local-llm chromium postgresql pgvector node-packages mcp-servers"

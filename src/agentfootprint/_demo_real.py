@@ -149,4 +149,3 @@ def run_real_demo(
         "calls": ticker.calls,
         "seconds": elapsed,
     }
-

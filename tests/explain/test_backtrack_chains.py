@@ -159,7 +159,8 @@ async def test_answer_and_trigger_on_a_bare_recording() -> None:
     assert (bt.answer, bt.trigger, bt.answer_stage) == ("draft", "call-llm#1", "call-llm#1")
     with pytest.raises(BacktrackError) as info:
         backtrack(r.snapshot, at="seed#0")
-    assert str(info.value) == "step 'seed#0' comes before any model call"
+    assert str(info.value) == "that step comes before any model call; steps you can backtrack from: call-llm#1"
+    assert info.value.steps == ("call-llm#1",)
 
 
 async def test_an_answer_before_any_model_call_is_refused() -> None:

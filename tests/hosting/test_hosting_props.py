@@ -21,6 +21,7 @@ from agentfootprint.hosting import (
     read_request,
 )
 from agentfootprint.hosting.body import parse_json_body
+from agentfootprint.hosting.refusal import public_code
 
 KEYS = (
     "threadId runId parentRunId messages tools context state resume id role content toolCallId toolCalls function "
@@ -28,8 +29,8 @@ KEYS = (
 ).split()
 WIRE_FIELDS = "threadId|runId|parentRunId|messages|tools|context|state|resume"
 FIELD = re.compile(rf"({WIRE_FIELDS})(\[\d+\])?(\.({'|'.join(KEYS)})(\[\d+\])?)*")
-# A refusal's own JSON (its keys and literals such as a null field) is not a quoted request value.
-VOCABULARY = "\n".join([*(m for _, m in REFUSALS.values()), *REFUSALS, *KEYS, "null"])
+# A refusal's own JSON (its keys, codes and literals such as a null field) is not a quoted request value.
+VOCABULARY = "\n".join([*(m for _, m in REFUSALS.values()), *REFUSALS, *map(public_code, REFUSALS), *KEYS, "null"])
 
 json_leaf = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text()
 any_json = st.recursive(

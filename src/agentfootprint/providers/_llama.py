@@ -7,9 +7,9 @@ import importlib
 import importlib.util
 import os
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from agentfootprint.providers._local_errors import INSTALL_HINT, LocalLLMMissingError
 from agentfootprint.providers._models import LLMRequest, LLMResponse, StreamChunk
@@ -19,6 +19,19 @@ from agentfootprint.providers.errors import ProviderConfigError, ProviderRequest
 from agentfootprint.providers.openai_compat import _StreamState, parse_response, to_wire_messages, tools_to_wire
 
 RUNTIME_MODULE = "xllamacpp"
+
+
+class NativeServer(Protocol):
+    """What this package uses of ``xllamacpp.Server`` (the wheel ships no type information)."""
+
+    @property
+    def listening_address(self) -> str:
+        """``host:port`` of its HTTP listener."""
+        ...
+
+    def handle_chat_completions(self, body: dict[str, Any], on_chunk: Callable[[Any], bool] | None = None, /) -> Any:
+        """One Chat Completions request; with ``on_chunk``, each stream chunk (return True to stop)."""
+        ...
 
 
 def require_runtime() -> Any:
@@ -49,7 +62,7 @@ def start_native_server(
     model_alias: str,
     host: str = "127.0.0.1",
     port: int = 0,
-) -> Any:
+) -> NativeServer:
     """An ``xllamacpp.Server`` for one GGUF: one slot, no prompt cache, quiet logs, listening on loopback."""
     xlc = require_runtime()
     threads = n_threads or default_threads()
@@ -66,7 +79,8 @@ def start_native_server(
     params.warmup = False
     params.hostnames = [host]
     params.port = port
-    return xlc.Server(params)
+    server: NativeServer = xlc.Server(params)
+    return server
 
 
 class LlamaInProcessProvider(BaseProvider):
@@ -88,7 +102,7 @@ class LlamaInProcessProvider(BaseProvider):
         self.name = name
         self.model_alias = model_alias
         self._lock = threading.Lock()
-        self._server: Any = start_native_server(
+        self._server: NativeServer | None = start_native_server(
             model_path, n_ctx=n_ctx, n_threads=n_threads, seed=seed, model_alias=model_alias
         )
 
@@ -110,7 +124,7 @@ class LlamaInProcessProvider(BaseProvider):
                 body[key] = value
         return body
 
-    def _native(self) -> Any:
+    def _native(self) -> NativeServer:
         if self._server is None:
             raise ProviderConfigError(f"{self.name}: the model was closed")
         return self._server
