@@ -91,6 +91,8 @@ class ToolCalls:
                 result = await self._answer_pause(run, scope, turn, call, answer)
             else:
                 result = await self._dispatch(run, scope, turn, call, offered, batch)
+            if self.config.ablated_results:
+                result = self._ablated(turn, batch, call["name"], result)
             self._record(run, scope, batch, call, result, iteration)
         turn.append(Turn.history, *batch.messages)
         turn.append(Turn.tool_results, *batch.records)
@@ -101,6 +103,13 @@ class ToolCalls:
         if batch.activated != list(turn.activated_skills):
             turn.activated_skills = list(dict.fromkeys(batch.activated))
         emit(run, scope, ev.AGENT_ITERATION_END, {"iteration": iteration, "tool_calls": len(calls)}, iteration)
+
+    def _ablated(self, turn: Turn, batch: _Batch, name: str, result: _Result) -> _Result:
+        """The result blanked when ``without("tool#n")`` ablated this call: the tool's n-th result of the run."""
+        earlier = [r for r in (*turn.tool_results, *batch.records) if r["name"] == name]
+        if f"{name}#{len(earlier) + 1}" not in self.config.ablated_results:
+            return result
+        return _Result("", False, None, {**result.extra, "ablated": True})
 
     @staticmethod
     def _replay(batch: _Batch, call: ToolCallRecord, done: dict[str, Any]) -> None:

@@ -185,19 +185,49 @@ class Agent:
         return self.config.id if self.config.id is not None else "agent"
 
     def without(self, *source_ids: str) -> Agent:
-        """The same agent rebuilt without these facts/steering/instructions/skills/tools (the ablation seam)."""
+        """The same agent rebuilt without these facts/steering/instructions/skills/tools (the ablation seam); also
+        a retrieved chunk or memory entry by its id, and one tool result as ``tool#n`` (its n-th result)."""
         known = self.config.source_ids()
-        landed = self._landed_chunks()
-        unknown = [s for s in source_ids if s not in known and s not in landed and not self.config.knows_chunk(s)]
+        landed = self._landed_parts()
+        unknown = [
+            s
+            for s in source_ids
+            if s not in known
+            and s not in landed
+            and not self.config.knows_chunk(s)
+            and not self.config.is_tool_result(s)
+        ]
         if unknown:
             raise UnknownSourceError.for_ids(unknown, known)
         return Agent(self.config.without(set(source_ids)))
 
-    def _landed_chunks(self) -> set[str]:
-        """Chunk ids the last run's retrievals landed (ablatable even when the retriever cannot list its chunks)."""
+    def _landed_parts(self) -> dict[str, str]:
+        """Chunk ids (``rag``) and memory entry ids (``memory``) the last run landed: ablatable one at a time, even
+        when the retriever or store cannot list them."""
         state = self._last_raw or {}
         records = [*(state.get("system_prompt_injections") or ()), *(state.get("message_injections") or ())]
-        return {str(c) for r in records for c in (r.get("chunk_ids") or ())}
+        out: dict[str, str] = {}
+        for r in records:
+            for c in r.get("chunk_ids") or ():
+                out.setdefault(str(c), "rag")
+            for e in r.get("entry_ids") or ():
+                out.setdefault(str(e), "memory")
+        return out
+
+    def ablatable_ids(self) -> dict[str, str]:
+        """Every id ``without()`` takes now → its kind: the source ids, then what the last run landed — retrieved
+        chunks, recalled memory entries and each tool result (``tool#n``)."""
+        out = dict(self.config.source_ids())
+        for sid, kind in self._landed_parts().items():
+            out.setdefault(sid, kind)
+        counts: dict[str, int] = {}
+        for record in (self._last_raw or {}).get("tool_results") or ():
+            name = str(record.get("name"))
+            counts[name] = counts.get(name, 0) + 1
+            ref = f"{name}#{counts[name]}"
+            if self.config.is_tool_result(ref):
+                out.setdefault(ref, "tool")
+        return out
 
     def with_tools(self, *tools: Tool) -> Agent:
         """The same agent with extra tools (e.g. a host's allow-listed frontend tools); listeners carry over."""

@@ -9,7 +9,7 @@ from typing import Any, Literal
 from agentfootprint.agent._seal import SealKey
 from agentfootprint.agent.consent import DecisionLedger, process_decision_ledger
 from agentfootprint.agent.extension import HOOKS, Extension
-from agentfootprint.context import ContextBudget, Injection, RagInjection, WindowPolicy
+from agentfootprint.context import ContextBudget, Injection, MemoryInjection, RagInjection, WindowPolicy
 from agentfootprint.context.injection import CachePolicy
 from agentfootprint.context.window import SummarizeOldest, TokenBudgetWindow
 from agentfootprint.flow import RedactionPolicy
@@ -85,6 +85,8 @@ class AgentConfig:
     extensions: tuple[Extension, ...] = ()
     ablated: frozenset[str] = frozenset()
     """Tool names ``without()`` removed: extension tools by these names are not offered either."""
+    ablated_results: frozenset[str] = frozenset()
+    """Tool results ``without()`` blanked, one call each (``lookup#2``: the run's second result of ``lookup``)."""
     # run integrity: checkpoints sealed with this key; consent requests spent in this ledger (None: the process's)
     checkpoint_key: SealKey | None = field(default=None, repr=False)
     decision_ledger: DecisionLedger | None = None
@@ -129,23 +131,33 @@ class AgentConfig:
         """Whether a retrieval of this agent can land a chunk with this id (ablatable one chunk at a time)."""
         return any(isinstance(i, RagInjection) and i.knows(chunk_id) for i in self.injections)
 
+    def is_tool_result(self, source_id: str) -> bool:
+        """Whether ``source_id`` names one call's result of one of this agent's tools (``lookup#2``)."""
+        name, sep, ordinal = source_id.rpartition("#")
+        if not sep or not ordinal.isdecimal() or ordinal.startswith("0") or not ordinal.isascii():
+            return False
+        return self.source_ids().get(name) == "tool"
+
     def without(self, ids: set[str]) -> AgentConfig:
-        """This configuration without these sources; an id that names no injection or tool is a retrieved chunk
-        every retrieval stops landing."""
-        chunks = frozenset(ids - set(self.source_ids()))
+        """This configuration without these sources; ``tool#n`` blanks the run's n-th result of that tool, and any
+        other id that names no injection or tool is a retrieved chunk or memory entry that stops landing."""
+        known = set(self.source_ids())
+        results = frozenset(i for i in ids - known if self.is_tool_result(i))
+        parts = frozenset(ids - known - results)
         injections = []
         for inj in self.injections:
             if inj.id in ids:
                 continue
             if inj.tools and any(t.name in ids for t in inj.tools):
                 inj = replace(inj, tools=tuple(t for t in inj.tools if t.name not in ids))
-            if chunks and isinstance(inj, RagInjection):
-                inj = replace(inj, excluded=inj.excluded | chunks)
+            if parts and isinstance(inj, RagInjection | MemoryInjection):
+                inj = replace(inj, excluded=inj.excluded | parts)
             injections.append(inj)
         return replace(
             self,
             injections=tuple(injections),
             tools=tuple(t for t in self.tools if t.name not in ids),
+            ablated_results=self.ablated_results | results,
             ablated=self.ablated
             | {t.name for t in self.extension_tools() if t.name in ids}
             | {name for e in self.extensions for name in e.sources() if name in ids},

@@ -102,6 +102,8 @@ class ToolResultRecord(TypedDict, total=False):
     check_in: str
     decided_by: str | None
     answered_by: str
+    ablated: bool
+    """True when ``without("tool#n")`` blanked this result for an ablation rerun."""
 
 
 class ToolReturn(TypedDict):

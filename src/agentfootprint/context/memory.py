@@ -227,16 +227,16 @@ def _meta(metadata: Mapping[str, Any]) -> str:
     return json.dumps(dict(metadata), sort_keys=True, default=str)
 
 
+def _entry_line(e: MemoryEntry) -> str:
+    if e.kind == "fact":
+        return f"Fact: {e.content}"
+    if e.kind == "summary":
+        return f"Summary of earlier turns: {e.content}"
+    return f"{'User' if e.role == 'user' else 'Assistant'}: {e.content}"
+
+
 def _format_entries(header: str, entries: Sequence[MemoryEntry]) -> str:
-    lines = [header] if header else []
-    for e in entries:
-        if e.kind == "fact":
-            lines.append(f"Fact: {e.content}")
-        elif e.kind == "summary":
-            lines.append(f"Summary of earlier turns: {e.content}")
-        else:
-            lines.append(f"{'User' if e.role == 'user' else 'Assistant'}: {e.content}")
-    return "\n".join(lines)
+    return "\n".join([*([header] if header else []), *(_entry_line(e) for e in entries)])
 
 
 @runtime_checkable
@@ -266,13 +266,22 @@ class MemoryInjection(Injection):
     recall: int | RecallFn = 5
     header: str = DEFAULT_MEMORY_HEADER
     strategy: MemoryStrategy | None = None
+    excluded: frozenset[str] = frozenset()
+    """Entry ids never landed (``agent.without(entry_id)``: the ablation seam for one memory entry)."""
 
     def namespace(self, ctx: InjectionContext) -> MemoryNamespace:
         """This memory's namespace for the run behind ``ctx``."""
         return memory_namespace(self.id, ctx.identity, ctx.run_id)
 
     def recalled(self, ctx: InjectionContext) -> Recalled:
-        """What lands this iteration: the strategy's recall, else the last ``recall`` turns or the callable's pick."""
+        """What lands this iteration: the strategy's recall, else the last ``recall`` turns or the callable's pick
+        (an excluded entry is left out, never replaced)."""
+        got = self._recall(ctx)
+        if not self.excluded:
+            return got
+        return Recalled([e for e in got.entries if e.id not in self.excluded], got.scores)
+
+    def _recall(self, ctx: InjectionContext) -> Recalled:
         if self.strategy is not None:
             return self.strategy.recall(self, ctx)
         ns = self.namespace(ctx)
@@ -296,7 +305,11 @@ class MemoryInjection(Injection):
         got = self.recalled(ctx)
         if not got.entries:
             return None
-        extras: dict[str, Any] = {"entry_ids": [e.id for e in got.entries], "namespace": self.namespace(ctx).as_dict()}
+        extras: dict[str, Any] = {
+            "entry_ids": [e.id for e in got.entries],
+            "entries": [{"id": e.id, "kind": e.kind, "text": _entry_line(e)} for e in got.entries],
+            "namespace": self.namespace(ctx).as_dict(),
+        }
         if self.strategy is not None:
             extras["strategy"] = self.strategy.name
         if got.scores:

@@ -59,7 +59,9 @@ class SourceTrail(BaseModel):
     document_id: str | None = None
     """For a retrieved chunk: the document it was cut from."""
     parent: str | None = None
-    """For a retrieved chunk: the retrieval (``define_rag`` id) that landed it."""
+    """For a retrieved chunk or a recalled memory entry: the retrieval or memory (its injection id) that landed it."""
+    result_id: str | None = None
+    """For a tool result: its per-call id (``lookup#2``: the run's second result of ``lookup``), ablatable alone."""
 
     @property
     def ablatable(self) -> bool:
@@ -220,8 +222,8 @@ def _injected_sources(
     for i, record in enumerate(records):
         kind = record.get("source", "custom")
         kind = kind if kind in ("fact", "steering", "instruction", "skill", "memory", "rag", "system") else "fact"
-        if kind == "rag" and record.get("chunks"):
-            out.extend(_chunk_sources(call, landed, allowed, record, answer_hop, read_hop_detail, slot, start + i))
+        if kind in ("rag", "memory"):
+            out.extend(_part_sources(call, landed, allowed, record, answer_hop, read_hop_detail, slot, start + i))
         out.append(
             SourceTrail(
                 kind=kind,
@@ -242,7 +244,29 @@ def _injected_sources(
     return out
 
 
-def _chunk_sources(
+Part = tuple[SourceKind, str, str, str, str | None]
+"""One piece of an injection: kind, id, text, how it was born, and (for a chunk) its document id."""
+
+
+def _parts(record: dict[str, Any]) -> list[Part]:
+    """A retrieval's chunks (chunk id, document id) or a memory's recalled entries (entry id), in landing order."""
+    owner = str(record.get("source_id"))
+    out: list[Part] = []
+    for n, chunk in enumerate(record.get("chunks") or ()):
+        chunk_id, doc = str(chunk.get("id")), str(chunk.get("document_id") or chunk.get("id"))
+        born = (
+            f"chunk {chunk_id} of document {doc}, retrieved by define_rag('{owner}') "
+            f"(rank {n + 1}, score {chunk.get('score')})"
+        )
+        out.append(("rag", chunk_id, str(chunk.get("text", "")), born, doc))
+    for n, entry in enumerate(record.get("entries") or ()):
+        entry_id = str(entry.get("id"))
+        born = f"{entry.get('kind', 'turn')} entry {entry_id}, recalled by define_memory('{owner}') (#{n + 1})"
+        out.append(("memory", entry_id, str(entry.get("text", "")), born, None))
+    return out
+
+
+def _part_sources(
     call: Commit,
     landed: Commit,
     allowed: Commit,
@@ -252,36 +276,40 @@ def _chunk_sources(
     slot: Literal["system_prompt", "messages"],
     position: int,
 ) -> list[SourceTrail]:
-    """Every retrieved chunk is a source of its own (chunk id, document id), ablatable one at a time."""
-    rag_id = str(record.get("source_id"))
-    out: list[SourceTrail] = []
-    for n, chunk in enumerate(record.get("chunks") or ()):
-        chunk_id, doc = str(chunk.get("id")), str(chunk.get("document_id") or chunk.get("id"))
-        out.append(
-            SourceTrail(
-                kind="rag",
-                id=chunk_id,
-                text=str(chunk.get("text", "")),
-                slot=slot,
-                trigger=str(record.get("trigger")),
-                position=position,
-                document_id=doc,
-                parent=rag_id,
-                hops=[
-                    answer_hop,
-                    Hop(kind="read", runtime_stage_id=call.runtime_stage_id, detail=read_hop_detail),
-                    Hop(kind="landed", runtime_stage_id=landed.runtime_stage_id, detail=f"wrote {slot}"),
-                    _allowed_hop(allowed.runtime_stage_id, record),
-                    Hop(
-                        kind="born",
-                        runtime_stage_id=allowed.runtime_stage_id,
-                        detail=f"chunk {chunk_id} of document {doc}, retrieved by define_rag('{rag_id}') "
-                        f"(rank {n + 1}, score {chunk.get('score')})",
-                    ),
-                ],
-            )
+    """Every retrieved chunk and recalled memory entry is a source of its own, ablatable one at a time."""
+    return [
+        SourceTrail(
+            kind=kind,
+            id=part_id,
+            text=text,
+            slot=slot,
+            trigger=str(record.get("trigger")),
+            position=position,
+            document_id=doc,
+            parent=str(record.get("source_id")),
+            hops=[
+                answer_hop,
+                Hop(kind="read", runtime_stage_id=call.runtime_stage_id, detail=read_hop_detail),
+                Hop(kind="landed", runtime_stage_id=landed.runtime_stage_id, detail=f"wrote {slot}"),
+                _allowed_hop(allowed.runtime_stage_id, record),
+                Hop(kind="born", runtime_stage_id=allowed.runtime_stage_id, detail=born),
+            ],
         )
-    return out
+        for kind, part_id, text, born, doc in _parts(record)
+    ]
+
+
+def _result_id(snap: FlowSnapshot, adder: Commit, name: str, call_id: str) -> str | None:
+    """``name#n`` when the commit that appended this tool message ran the call: the run's n-th result of ``name``."""
+    records = snap.value_at("tool_results", adder.idx, adder.namespace, default=None)
+    if not isinstance(records, list | tuple):
+        return None
+    for i in range(len(records) - 1, -1, -1):
+        r = records[i]
+        if isinstance(r, dict) and r.get("call_id") == call_id and r.get("name") == name:
+            same = sum(1 for x in records[: i + 1] if isinstance(x, dict) and x.get("name") == name)
+            return f"{name}#{same}"
+    return None
 
 
 def _call_that_requested(snap: FlowSnapshot, tool_commit: Commit) -> Commit | None:
@@ -332,6 +360,7 @@ def _history_sources(snap: FlowSnapshot, call: Commit, answer_hop: Hop, start: i
                     slot="messages",
                     trigger="tool-result",
                     position=start + n,
+                    result_id=_result_id(snap, adder, name, call_id),
                     hops=[
                         answer_hop,
                         read,

@@ -34,6 +34,7 @@ DEFAULT_SIMILARITY_THRESHOLD = 0.8
 PROXY_NOTE = (
     "Scores are proxies (text overlap / similarity) and rank suspects only; only ablation reruns make causal claims."
 )
+READ_SKILL = "read_skill"
 _LABEL = {"confirmed": "CAUSAL", "inconclusive": "INCONCLUSIVE", "not-confirmed": "NOT CONFIRMED"}
 
 
@@ -106,6 +107,8 @@ class LocalizationReport(BaseModel):
     model_calls: int = 0
     model_calls_saved: int = 0
     sources_considered: int = 0
+    not_ablatable: list[str] = Field(default_factory=list)
+    """Ids of sources that reached the call but no rerun can remove (e.g. the built-in ``read_skill``)."""
     test: str | None = None
     confidence: float | None = None
     max_samples: int | None = None
@@ -155,6 +158,8 @@ class LocalizationReport(BaseModel):
         body = [*head, "suspects:", *rows]
         if self.mode == "causal":
             body += ["culprit sets:", *(sets or ["  none confirmed"])]
+        if self.not_ablatable:
+            body.append(f"not ablatable (reached the call, no rerun removes them): {', '.join(self.not_ablatable)}")
         return "\n".join([*body, flags, self.note])
 
 
@@ -167,7 +172,10 @@ def _verdict(flips: int, samples: int) -> Verdict:
 
 
 def _ablatable_trails(bt: Backtrack, ablatable_ids: set[str] | None) -> tuple[list[SourceTrail], list[str]]:
-    """Trails that can be ablated, and the ids of trails that reached the call but cannot be ablated."""
+    """Trails that can be ablated, and the ids of trails that reached the call but cannot be ablated.
+
+    A retrieval or memory whose chunks or entries are ablatable is ablated through them (not as a whole); a tool
+    whose results reached the call more than once is also ablatable one result at a time (``tool#n``)."""
     kept: list[SourceTrail] = []
     skipped: list[str] = []
     for s in bt.sources:
@@ -177,7 +185,16 @@ def _ablatable_trails(bt: Backtrack, ablatable_ids: set[str] | None) -> tuple[li
             skipped.append(s.id)
             continue
         kept.append(s)
-    return kept, skipped
+    split = {s.parent for s in kept if s.parent is not None}
+    kept = [s for s in kept if s.parent is not None or s.id not in split]
+    calls: dict[str, list[SourceTrail]] = {}
+    for s in kept:
+        if s.kind == "tool" and s.result_id and (ablatable_ids is None or s.result_id in ablatable_ids):
+            calls.setdefault(s.id, []).append(s)
+    for results in calls.values():
+        if len({r.result_id for r in results}) > 1:
+            kept += [r.model_copy(update={"id": r.result_id, "parent": r.id}) for r in results]
+    return kept, list(dict.fromkeys(skipped))
 
 
 def rank_suspects(
@@ -405,7 +422,11 @@ def _check_args(
 
 
 def _known_ids(agent: object) -> set[str] | None:
-    return set(agent.source_ids()) if isinstance(agent, Rerunnable) else None
+    """What a rerun can remove: every id ``without()`` takes (chunks, memory entries and ``tool#n`` included)."""
+    if not isinstance(agent, Rerunnable):
+        return None
+    ablatable = getattr(agent, "ablatable_ids", None)
+    return set(ablatable() if callable(ablatable) else agent.source_ids())
 
 
 async def localize_context_bug(
@@ -445,9 +466,11 @@ async def localize_context_bug(
     ranked_all = rank_suspects(bt.model_copy(update={"answer": original}), scorer, known)
     ranked = ranked_all if max_suspects is None else ranked_all[:max_suspects]
     flags: list[str] = []
-    _skipped = _ablatable_trails(bt, known)[1]
-    if "read_skill" in _skipped:
+    skipped = _ablatable_trails(bt, known)[1]
+    if READ_SKILL in skipped:
         flags.append("read-skill-not-ablated")
+    if any(i != READ_SKILL for i in skipped):
+        flags.append("sources-not-ablatable")
     confidence_of_ranking = ranking_confidence([score for _, score in ranked]) if ranked else None
     if not ranked_all:
         flags.append("no-ablatable-suspects")
@@ -458,6 +481,7 @@ async def localize_context_bug(
         "search": search,
         "at": at,
         "sources_considered": len(ranked_all),
+        "not_ablatable": skipped,
         "ranking_confidence": confidence_of_ranking,
     }
     if samples == 0:
