@@ -133,7 +133,9 @@ def test_serialise_result_helper() -> None:
 
 
 async def test_huge_result_is_capped_and_flagged() -> None:
-    out = await run(make(Counter("x" * 250_000)), {"order_id": "A"})
+    whole = await run(make(Counter("x" * 250_000)), {"order_id": "A"})  # R004-93: no ceiling, never cut
+    assert whole.content == "x" * 250_000 and not whole.truncated
+    out = await run(make(Counter("x" * 250_000)), {"order_id": "A"}, max_result_chars=100_000)
     assert out.truncated and not out.is_error
     assert out.content.startswith("x" * 100_000)
     assert out.content.endswith("…[truncated: 150000 more characters]")

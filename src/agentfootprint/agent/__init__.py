@@ -1,6 +1,7 @@
 """The Agent: a recorded ReAct loop on the flowchart engine, and the one seam extensions plug into."""
 
 from agentfootprint.agent._checkpoints import load_conversation, load_pause_checkpoint
+from agentfootprint.agent._limits import WRAP_UP_INSTRUCTION, CostBudget, EmptyAnswerWarning
 from agentfootprint.agent._observers import ObserverDrainResult
 from agentfootprint.agent._options import InvalidRunOptionError
 from agentfootprint.agent._run_input import InvalidRunInputError, RunInput
@@ -20,6 +21,7 @@ from agentfootprint.agent.errors import (
     ConversationMismatchError,
     DecisionRequiredError,
     InvalidConversationError,
+    InvalidLimitError,
     MemberIdentityError,
     MessageRoleError,
     NoConversationError,
@@ -49,6 +51,7 @@ from agentfootprint.agent.models import AgentPauseCheckpoint, ConversationCheckp
 from agentfootprint.agent.turn import Turn
 
 __all__ = [
+    "WRAP_UP_INSTRUCTION",
     "Agent",
     "AgentBuildError",
     "AgentBuilder",
@@ -59,13 +62,16 @@ __all__ = [
     "ConsentDecision",
     "ConversationCheckpoint",
     "ConversationMismatchError",
+    "CostBudget",
     "DecisionLedger",
     "DecisionRequiredError",
+    "EmptyAnswerWarning",
     "Extension",
     "ExtensionError",
     "InMemoryDecisionLedger",
     "InputRefusedError",
     "InvalidConversationError",
+    "InvalidLimitError",
     "InvalidRunInputError",
     "InvalidRunOptionError",
     "MemberIdentityError",

@@ -137,6 +137,7 @@ class AgentRun:
         """Problems the developer should see (a tool that raised), one line each; copied to ``RunResult``."""
         self.last_completed_iteration = 0
         self.budget_warned = False
+        self.empty_warned = False
         self.agent_state: dict[str, dict[str, Any]] = agent_state if agent_state is not None else {}
         self.ext_state: dict[str, dict[str, Any]] = {}
         self.continued: dict[str, Any] = dict(continued or {})

@@ -6,12 +6,14 @@ through the typed ``Turn``. The tool-calls stage lives in ``_tool_calls``.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, cast
 
+from agentfootprint.agent._limits import WRAP_UP_INSTRUCTION, EmptyAnswerWarning, empty_answer_line
 from agentfootprint.agent._run import AgentRun
 from agentfootprint.agent.config import READ_SKILL, AgentConfig
 from agentfootprint.agent.extension import InputRefusedError
-from agentfootprint.agent.turn import ModelCallRecord, ModelReply, ToolCallRecord, Turn, UsageTotal
+from agentfootprint.agent.turn import HistoryEntry, ModelCallRecord, ModelReply, ToolCallRecord, Turn, UsageTotal
 from agentfootprint.context import InjectionContext, ToolReturn
 from agentfootprint.context.budget import (
     CONTEXT_BUDGET_PRESSURE,
@@ -110,6 +112,14 @@ class Stages:
                 "label": "Model asked for tools",
             },
         ]
+        if config.wrap_up_at_max_iterations:  # the action budget ran out mid-task: ask once more, tools withheld
+            rules.append(
+                {
+                    "when": {"pending_tool_calls": {"gt": 0}, "iteration": {"eq": config.max_iterations}},
+                    "then": "wrap-up",
+                    "label": "Action budget exhausted",
+                }
+            )
         if config.cost_budget is not None and config.cost_action == "halt":
             rules.insert(
                 0, {"when": {"budget_exceeded": {"eq": True}}, "then": "final", "label": "Cost budget exceeded"}
@@ -296,7 +306,7 @@ class Stages:
             gone = {int(d["index"]) for d in scope.get("window_dropped") or ()}
             conversation = [m for i, m in enumerate(conversation) if i not in gone] if gone else conversation
         messages.extend(conversation)
-        specs = turn.tool_specs
+        specs = turn.tool_specs if iteration <= config.max_iterations else ()  # the wrap-up call offers no tools
         system_records = turn.system_prompt_injections
         markers = compute_cache_markers(system_records, injected, self.cache_policies) if config.caching == "on" else []
         if markers:
@@ -455,6 +465,32 @@ class Stages:
         )
         return decision
 
+    def wrap_up(self, scope: Scope) -> None:
+        """The action budget ran out while the model still asked for tools: those calls never run; the turn asks
+        once more, with the tools withheld, for a final answer (the next call is exempt from the cap)."""
+        run = self.run_of(scope)
+        turn = Turn(scope)
+        iteration = turn.iteration
+        pending = turn.pending_tool_calls
+        turn.stopped_early = {
+            "reason": "max-iterations",
+            "iteration": iteration,
+            "pending_tool_calls": pending,
+            "answer_was_empty": not turn.last_response["content"],
+            "wrapped_up": True,
+        }
+        ask: HistoryEntry = {"role": "user", "content": WRAP_UP_INSTRUCTION}
+        turn.append(Turn.history, ask)
+        self._exhausted(run, scope, "max-iterations", iteration, pending, "wrapped-up")
+        emit(run, scope, ev.AGENT_ITERATION_END, {"iteration": iteration, "tool_calls": 0}, iteration)
+
+    def _exhausted(self, run: AgentRun, scope: Scope, reason: str, iteration: int, pending: int, action: str) -> None:
+        payload: dict[str, Any] = {"reason": reason, "iteration": iteration}
+        if reason == "max-iterations":
+            payload["limit"] = self.config.max_iterations
+        payload.update(pending_tool_calls=pending, action=action)
+        emit(run, scope, ev.AGENT_BUDGET_EXHAUSTED, payload, iteration)
+
     async def final(self, scope: Scope) -> None:
         run = self.run_of(scope)
         turn = Turn(scope)
@@ -466,13 +502,19 @@ class Stages:
             answer = await ext.on_answer(run.ctx(ext, turn), answer)
             if not isinstance(answer, str):
                 raise TypeError(f"extension '{ext.name}' on_answer returned {type(answer).__name__}, not a str")
+        cut = turn.stopped_early
         stopped: dict[str, Any] | None = None
-        if self.config.cost_budget is not None and turn.budget_exceeded:
+        if cut is not None and cut.get("wrapped_up"):  # the wrap-up's answer is the one handed back
+            stopped = {**cut, "answer_was_empty": not answer}
+        elif self.config.cost_budget is not None and turn.budget_exceeded:
             stopped = {"reason": "cost-budget", "iteration": iteration, "pending_tool_calls": pending}
         elif pending > 0:
             stopped = {"reason": "max-iterations", "iteration": iteration, "pending_tool_calls": pending}
-        if stopped is not None:
+        if stopped is not None and not stopped.get("wrapped_up"):
             stopped["answer_was_empty"] = not answer
+            self._exhausted(run, scope, stopped["reason"], iteration, stopped["pending_tool_calls"], "cut-short")
+        if stopped is not None and stopped["answer_was_empty"]:
+            warn_empty_answer(run, stopped)
         turn.answer = answer
         scope["stopped_early"] = stopped
         run.last_completed_iteration = iteration
@@ -486,6 +528,16 @@ class Stages:
                 events=run.events,
             )
         emit(run, scope, ev.AGENT_ITERATION_END, {"iteration": iteration, "tool_calls": 0}, iteration)
+
+
+def warn_empty_answer(run: AgentRun, stopped: dict[str, Any]) -> None:
+    """Once per run: a limit cut the turn and the answer is empty (a warning, and a line in the result)."""
+    if run.empty_warned:
+        return
+    run.empty_warned = True
+    line = empty_answer_line(stopped)
+    run.warnings.append(line)
+    warnings.warn_explicit(line, EmptyAnswerWarning, "agentfootprint/agent", 0, module="agentfootprint.agent")
 
 
 def _depth_exceeds(value: Any, limit: int) -> bool:

@@ -14,6 +14,12 @@ from typing_extensions import Unpack
 
 from agentfootprint._sync import run_sync
 from agentfootprint.agent._checkpoints import load_conversation, load_pause_checkpoint
+from agentfootprint.agent._limits import (
+    CostBudget,
+    read_cost_budget,
+    read_result_ceiling,
+    read_switch,
+)
 from agentfootprint.agent._observers import DeferredSink, ObserverDrainResult
 from agentfootprint.agent._options import RunOptionArgs, RunOptions, read_options
 from agentfootprint.agent._resume import caller, prepare_resume, run_redaction, stamp, stored_conversation
@@ -29,6 +35,7 @@ from agentfootprint.agent.consent import DecisionLedger
 from agentfootprint.agent.errors import (
     AgentBuildError,
     InvalidConversationError,
+    InvalidLimitError,
     NoConversationError,
     OutputSchemaError,
     ParentRunRefusedError,
@@ -113,7 +120,10 @@ class Agent:
         id: str | None = None,
         temperature: float | None = None,
         max_tokens: int | None = None,
-        max_result_chars: int = 100_000,
+        max_result_chars: int | None = None,
+        max_tool_result_chars: int | None = None,
+        cost_budget: float | Mapping[str, Any] | None = None,
+        wrap_up_at_max_iterations: bool = True,
         caching: Literal["on", "off"] = "on",
         record_system_prompt: bool = False,
         react_mode: Literal["dynamic", "classic", "dynamic-grouped"] = "dynamic",
@@ -131,7 +141,11 @@ class Agent:
         listeners after the run returns, from a queue of ``observer_queue`` events (see ``drain_observers``).
         ``id`` names the agent for stored conversations (only a chosen id is stamped and checked);
         ``checkpoint_key`` seals every checkpoint it hands out and refuses any it takes back without that seal;
-        ``decision_ledger`` is where answered consent requests are spent (default: this process's)."""
+        ``decision_ledger`` is where answered consent requests are spent (default: this process's).
+
+        Limits: ``max_tool_result_chars`` (alias ``max_result_chars``) cuts tool results only when set;
+        ``cost_budget`` is a number of USD (crossing it warns) or ``{"usd": n, "on_exceed": "halt"}``;
+        ``wrap_up_at_max_iterations`` (on) asks once more, tools withheld, when the budget runs out mid-task."""
         if react_mode not in ("dynamic", "classic", "dynamic-grouped"):
             raise AgentBuildError("react_mode must be 'dynamic', 'classic' or 'dynamic-grouped'")
         if observer_delivery not in ("inline", "deferred"):
@@ -154,6 +168,13 @@ class Agent:
             raise AgentBuildError("checkpoint_key must be a non-empty str or bytes") from None
         if decision_ledger is not None and not isinstance(decision_ledger, DecisionLedger):
             raise AgentBuildError("decision_ledger must have spend(request_id) -> bool and is_spent(request_id)")
+        if max_result_chars is not None and max_tool_result_chars is not None:
+            raise InvalidLimitError("max_tool_result_chars", "and max_result_chars are one option: give one of them")
+        ceiling = read_result_ceiling(
+            "max_tool_result_chars" if max_result_chars is None else "max_result_chars",
+            max_tool_result_chars if max_result_chars is None else max_result_chars,
+        )
+        budget = read_cost_budget(cost_budget)
         return AgentBuilder(
             AgentConfig(
                 provider=provider,
@@ -163,7 +184,10 @@ class Agent:
                 max_iterations=max_iterations,
                 temperature=temperature,
                 max_tokens=max_tokens,
-                max_result_chars=max_result_chars,
+                max_result_chars=ceiling,
+                cost_budget=budget.usd if budget is not None else None,
+                cost_action=budget.on_exceed if budget is not None else "warn",
+                wrap_up_at_max_iterations=read_switch("wrap_up_at_max_iterations", wrap_up_at_max_iterations),
                 caching=caching,
                 record_system_prompt=record_system_prompt,
                 react_mode=react_mode,
@@ -619,10 +643,14 @@ class Agent:
         stopped = raw.get("stopped_early")
         stopped_model = StoppedEarly.model_validate(stopped) if stopped else None
         served_answer = flow.state.get("answer") if isinstance(flow.state.get("answer"), str) else answer
-        run.emit(
-            ev.AGENT_TURN_END,
-            lambda: {"status": "completed", "answer": answer, "iterations": iterations, "usage": usage.model_dump()},
-        )
+
+        def turn_end() -> dict[str, Any]:
+            payload = {"status": "completed", "answer": answer, "iterations": iterations, "usage": usage.model_dump()}
+            if stopped_model is not None:  # a limit ended the turn: say so where dashboards read the outcome
+                payload["stopped_early"] = stopped_model.model_dump()
+            return payload
+
+        run.emit(ev.AGENT_TURN_END, turn_end)
         return RunResult(
             answer=answer if not run.redactor.active else served_answer,
             status="completed",
@@ -854,6 +882,11 @@ class Agent:
     def drain_observers_sync(self, *, timeout: float | None = 5.0) -> ObserverDrainResult:
         """Blocking twin of :meth:`drain_observers`."""
         return run_sync(self.drain_observers(timeout=timeout), "await agent.drain_observers()")
+
+    def cost_budget(self) -> CostBudget | None:
+        """The cost budget as normalized at build (a bare number is ``on_exceed="warn"``), or None."""
+        usd = self.config.cost_budget
+        return CostBudget(usd=usd, on_exceed=self.config.cost_action) if usd is not None else None
 
     def stopped_early(self) -> StoppedEarly | None:
         """Why the last turn stopped short (``max-iterations`` / ``cost-budget``), or None."""

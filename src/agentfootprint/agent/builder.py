@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
+from agentfootprint.agent._limits import read_cost_budget
 from agentfootprint.agent._registry import default_extensions, named_extension
 from agentfootprint.agent.config import AgentConfig
-from agentfootprint.agent.errors import AgentBuildError
+from agentfootprint.agent.errors import AgentBuildError, InvalidLimitError
 from agentfootprint.agent.extension import Extension, ExtensionError, check_extension
 from agentfootprint.context import (
     ContextBudget,
@@ -130,10 +131,22 @@ class AgentBuilder:
         self._config = replace(self._config, pricing={k: dict(v) for k, v in table.items()})
         return self
 
-    def cost_budget(self, amount: float, *, action: Literal["warn", "halt"] = "halt") -> AgentBuilder:
-        if amount <= 0 or action not in ("warn", "halt"):
-            raise AgentBuildError("cost_budget needs a positive amount and action 'warn' or 'halt'")
-        self._config = replace(self._config, cost_budget=float(amount), cost_action=action)
+    def cost_budget(
+        self,
+        amount: float | Mapping[str, Any],
+        *,
+        on_exceed: Literal["warn", "halt"] | None = None,
+        action: Literal["warn", "halt"] | None = None,
+    ) -> AgentBuilder:
+        """A cost budget in USD (needs ``.pricing()``): a bare number warns once when crossed;
+        ``{"usd": n, "on_exceed": "halt"}`` (or ``on_exceed="halt"``) stops the loop at its next routing decision.
+        ``action`` is the older spelling of ``on_exceed``."""
+        if on_exceed is not None and action is not None and on_exceed != action:
+            raise InvalidLimitError("cost_budget.on_exceed", "was given twice (on_exceed and action) with two values")
+        budget = read_cost_budget(amount, on_exceed if on_exceed is not None else action)
+        if budget is None:
+            raise InvalidLimitError("cost_budget", 'takes a number of USD or {"usd": n, "on_exceed": "warn" | "halt"}')
+        self._config = replace(self._config, cost_budget=budget.usd, cost_action=budget.on_exceed)
         return self
 
     def permission(self, checker: PermissionChecker) -> AgentBuilder:

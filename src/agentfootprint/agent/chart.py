@@ -21,6 +21,7 @@ STAGE_IDS = (
     "call-llm",
     "route",
     "tool-calls",
+    "wrap-up",
     "final",
 )
 
@@ -36,7 +37,7 @@ def build_agent_chart(config: AgentConfig, events: EventSink | None = None) -> F
         stages.seed,
         id="seed",
         description="Seed the turn with the user message",
-        max_iterations=config.max_iterations + 2,
+        max_iterations=config.max_iterations + 3,
     ).then(
         "Injection engine",
         stages.injection_engine,
@@ -59,16 +60,22 @@ def build_agent_chart(config: AgentConfig, events: EventSink | None = None) -> F
         builder = builder.then(
             "Window", WindowStage(config, events), id="window", description="Keep the request inside its token budget"
         )
-    return (
+    route = (
         builder.then("Call LLM", stages.call_llm, id="call-llm", description="Call the model")
         .decider("Route", stages.route, id="route", description="Route on the model's reply")
         .branch(
             "tool-calls", "Tool calls", tool_calls, loop_to="injection-engine", description="Run the requested tools"
         )
-        .branch("final", "Final answer", stages.final, description="Finish with the answer")
-        .end()
-        .build()
     )
+    if config.wrap_up_at_max_iterations:
+        route = route.branch(
+            "wrap-up",
+            "Wrap up",
+            stages.wrap_up,
+            loop_to="injection-engine",
+            description="Ask for a final answer with the tools withheld",
+        )
+    return route.branch("final", "Final answer", stages.final, description="Finish with the answer").end().build()
 
 
 __all__ = ["STAGE_IDS", "build_agent_chart", "read_skill_tool"]

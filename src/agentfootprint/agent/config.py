@@ -63,11 +63,15 @@ class AgentConfig:
     output_retries: int = 0
     pricing: dict[str, dict[str, float]] | None = None
     cost_budget: float | None = None
-    cost_action: Literal["warn", "halt"] = "halt"
+    cost_action: Literal["warn", "halt"] = "warn"
+    """What crossing ``cost_budget`` does: a bare-number budget warns; ``{"usd": n, "on_exceed": "halt"}`` halts."""
     temperature: float | None = None
     max_tokens: int | None = None
     permission: PermissionChecker | None = None
-    max_result_chars: int = 100_000
+    max_result_chars: int | None = None
+    """``max_tool_result_chars``: None (the default) never measures or cuts a tool result."""
+    wrap_up_at_max_iterations: bool = True
+    """When the action budget runs out while the model still asks for tools: one more call, tools withheld."""
     keep_events: bool = False
     # context engineering (agentfootprint.context.budget): per-slot budgets that warn; a window over turns
     context_budget: ContextBudget | None = None

@@ -16,6 +16,17 @@ class AgentBuildError(AgentFootprintError, ValueError):
     code = "ERR_AGENT_BUILD"
 
 
+class InvalidLimitError(AgentBuildError):
+    """A limit or default that cannot be used (``cost_budget``, ``max_tool_result_chars``, ...); ``option`` names
+    it, and the message says what is accepted without quoting what was given."""
+
+    code = "ERR_INVALID_LIMIT"
+
+    def __init__(self, option: str, accepted: str) -> None:
+        super().__init__(f"{option} {accepted}")
+        self.option = option
+
+
 class RunInFlightError(AgentFootprintError, RuntimeError):
     """This agent instance is already running a turn; one instance runs one turn at a time."""
 

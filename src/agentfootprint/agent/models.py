@@ -21,6 +21,8 @@ class StoppedEarly(BaseModel):
     iteration: int
     pending_tool_calls: int
     answer_was_empty: bool = False
+    wrapped_up: bool = False
+    """True when the turn asked once more with the tools withheld, and that answer is the one handed back."""
 
 
 class RunResult(BaseModel):

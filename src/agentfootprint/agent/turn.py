@@ -128,6 +128,7 @@ class StoppedEarlyRecord(TypedDict):
     iteration: int
     pending_tool_calls: int
     answer_was_empty: bool
+    wrapped_up: NotRequired[bool]
 
 
 class _Key(Generic[T]):

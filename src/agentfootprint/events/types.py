@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 __all__ = [
+    "AGENT_BUDGET_EXHAUSTED",
     "AGENT_ITERATION_END",
     "AGENT_ITERATION_START",
     "AGENT_ROUTE_DECIDED",
+    "AGENT_RUN_CONFIGURED",
     "AGENT_TURN_END",
     "AGENT_TURN_START",
     "ARTIFACTS_MINTED",
@@ -58,6 +60,7 @@ __all__ = [
     "STREAM_TOOL_END",
     "STREAM_TOOL_START",
     "TOOLS_OFFERED",
+    "TOOLS_REPEATED_CALL",
     "TOOLS_SESSION_CLOSED",
     "TOOLS_SESSION_CLOSE_FAILED",
     "TOOLS_SESSION_REUSED",
@@ -76,6 +79,8 @@ AGENT_TURN_END = "agentfootprint.agent.turn_end"
 AGENT_ITERATION_START = "agentfootprint.agent.iteration_start"
 AGENT_ITERATION_END = "agentfootprint.agent.iteration_end"
 AGENT_ROUTE_DECIDED = "agentfootprint.agent.route_decided"
+AGENT_BUDGET_EXHAUSTED = "agentfootprint.agent.budget_exhausted"
+AGENT_RUN_CONFIGURED = "agentfootprint.agent.run_configured"
 STREAM_LLM_START = "agentfootprint.stream.llm_start"
 STREAM_LLM_END = "agentfootprint.stream.llm_end"
 STREAM_TOKEN = "agentfootprint.stream.token"
@@ -110,6 +115,7 @@ COMPOSITION_ENTER = "agentfootprint.composition.enter"
 COMPOSITION_EXIT = "agentfootprint.composition.exit"
 MIDDLEWARE_DECISION = "agentfootprint.middleware.decision"
 TOOLS_OFFERED = "agentfootprint.tools.offered"
+TOOLS_REPEATED_CALL = "agentfootprint.tools.repeated_call"
 TOOLS_SESSION_STARTED = "agentfootprint.tools.session_started"
 TOOLS_SESSION_REUSED = "agentfootprint.tools.session_reused"
 TOOLS_SESSION_CLOSED = "agentfootprint.tools.session_closed"
@@ -137,6 +143,8 @@ KNOWN_EVENT_TYPES: frozenset[str] = frozenset(
         AGENT_ITERATION_START,
         AGENT_ITERATION_END,
         AGENT_ROUTE_DECIDED,
+        AGENT_BUDGET_EXHAUSTED,
+        AGENT_RUN_CONFIGURED,
         STREAM_LLM_START,
         STREAM_LLM_END,
         STREAM_TOKEN,
@@ -171,6 +179,7 @@ KNOWN_EVENT_TYPES: frozenset[str] = frozenset(
         COMPOSITION_ITERATION_START,
         MIDDLEWARE_DECISION,
         TOOLS_OFFERED,
+        TOOLS_REPEATED_CALL,
         TOOLS_SESSION_STARTED,
         TOOLS_SESSION_REUSED,
         TOOLS_SESSION_CLOSED,

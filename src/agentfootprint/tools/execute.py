@@ -33,7 +33,8 @@ __all__ = [
     "serialise_result",
 ]
 
-DEFAULT_MAX_RESULT_CHARS = 100_000
+DEFAULT_MAX_RESULT_CHARS: int | None = None
+"""Tool results are never measured or cut unless a ceiling is given (``max_tool_result_chars``)."""
 _MAX_ERROR_MESSAGE = 500
 _MAX_LISTED_TOOLS = 20
 _Decision = Literal["allow", "deny", "halt"]
@@ -122,8 +123,8 @@ def serialise_result(value: Any) -> str:
     return json.dumps(value, default=_json_default)
 
 
-def _cap_result(content: str, limit: int) -> tuple[str, bool]:
-    if limit <= 0 or len(content) <= limit:
+def _cap_result(content: str, limit: int | None) -> tuple[str, bool]:
+    if limit is None or limit <= 0 or len(content) <= limit:
         return content, False
     dropped = len(content) - limit
     return f"{content[:limit]}\n…[truncated: {dropped} more characters]", True
@@ -168,7 +169,7 @@ async def execute_tool(
     permission: PermissionChecker | None = None,
     check_in: Literal["approved", "declined"] | None = None,
     check_in_note: str | None = None,
-    max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
+    max_result_chars: int | None = DEFAULT_MAX_RESULT_CHARS,
     validate: bool = True,
     passthrough: tuple[type[BaseException], ...] = (),
     args_error: str | None = None,

@@ -1,0 +1,40 @@
+"""docs/agent.md: each runnable section's Python blocks run as written and print what their comments say."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+DOC = Path(__file__).parents[2] / "docs" / "agent.md"
+
+
+def section(title: str) -> str:
+    text = DOC.read_text()
+    start = text.index(f"## {title}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end != -1 else len(text)]
+
+
+def run_blocks(title: str, capsys: pytest.CaptureFixture[str]) -> None:
+    blocks = re.findall(r"```python\n(.*?)```", section(title), flags=re.S)
+    assert blocks, title
+    namespace: dict[str, object] = {"__name__": "agent_doc"}
+    for block in blocks:
+        exec(compile(block, str(DOC), "exec"), namespace)
+    out = capsys.readouterr().out
+    promised = [
+        line.split("# ", 1)[1].strip()
+        for block in blocks
+        for line in block.splitlines()
+        if re.match(r"^print\(.*\)\s+# ", line)
+    ]
+    assert promised
+    for text in promised:
+        assert text in out.splitlines(), text
+
+
+def test_limits_and_defaults_section_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """R004-91, R004-92: the section's example (a bare-number budget warns; a cut turn wraps up)."""
+    run_blocks("Limits and defaults", capsys)
