@@ -1,6 +1,7 @@
 """The Agent: a recorded ReAct loop on the flowchart engine, and the one seam extensions plug into."""
 
 from agentfootprint.agent._checkpoints import load_conversation, load_pause_checkpoint
+from agentfootprint.agent._ledgers import DecisionLedgerError
 from agentfootprint.agent._limits import WRAP_UP_INSTRUCTION, CostBudget, EmptyAnswerWarning
 from agentfootprint.agent._observers import ObserverDrainResult
 from agentfootprint.agent._options import InvalidRunOptionError
@@ -12,6 +13,7 @@ from agentfootprint.agent.consent import (
     ConsentDecision,
     DecisionLedger,
     InMemoryDecisionLedger,
+    PostgresDecisionLedger,
     SQLiteDecisionLedger,
     check_in_approved,
     check_in_declined,
@@ -64,6 +66,7 @@ __all__ = [
     "ConversationMismatchError",
     "CostBudget",
     "DecisionLedger",
+    "DecisionLedgerError",
     "DecisionRequiredError",
     "EmptyAnswerWarning",
     "Extension",
@@ -82,6 +85,7 @@ __all__ = [
     "ParentRunRefusedError",
     "PendingQuestionError",
     "PolicyHaltError",
+    "PostgresDecisionLedger",
     "ResumeDecisionError",
     "ResumeIdentityConflictError",
     "ResumeRedactionError",

@@ -3,7 +3,7 @@
 A consent request's id is derived from what the person is asked to allow (the turn, the iteration, the tool call
 and its exact arguments), so a decision binds to that call and nothing else. Answered requests are spent in a
 ``DecisionLedger``: one process-wide by default, pluggable (``Agent.create(decision_ledger=...)``) so a host can
-keep it in SQLite (``SQLiteDecisionLedger``) or its own database.
+keep it in SQLite (``SQLiteDecisionLedger``), PostgreSQL (``PostgresDecisionLedger``) or its own database.
 """
 
 from __future__ import annotations
@@ -14,14 +14,11 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Mapping
-from contextlib import closing
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-if TYPE_CHECKING:
-    import sqlite3
+from agentfootprint.agent._ledgers import PostgresDecisionLedger, SQLiteDecisionLedger
 
 APPROVE: Literal["approve"] = "approve"
 DECLINE: Literal["decline"] = "decline"
@@ -137,34 +134,6 @@ class InMemoryDecisionLedger:
         return len(self._spent)
 
 
-class SQLiteDecisionLedger:
-    """Spent request ids in a SQLite file, shared by every process that opens it (WAL)."""
-
-    def __init__(self, path: str | Path) -> None:
-        self.path = str(path)
-        self._lock = threading.Lock()
-        with self._lock, closing(self._connect()) as db:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("CREATE TABLE IF NOT EXISTS spent_requests (request_id TEXT PRIMARY KEY, spent_at REAL)")
-
-    def _connect(self) -> sqlite3.Connection:
-        import sqlite3
-
-        return sqlite3.connect(self.path, timeout=30, isolation_level=None)
-
-    def spend(self, request_id: str) -> bool:
-        with self._lock, closing(self._connect()) as db:
-            cursor = db.execute(
-                "INSERT OR IGNORE INTO spent_requests (request_id, spent_at) VALUES (?, ?)", (request_id, time.time())
-            )
-            return cursor.rowcount == 1
-
-    def is_spent(self, request_id: str) -> bool:
-        with self._lock, closing(self._connect()) as db:
-            row = db.execute("SELECT 1 FROM spent_requests WHERE request_id = ?", (request_id,)).fetchone()
-            return row is not None
-
-
 _PROCESS_LEDGER = InMemoryDecisionLedger()
 
 
@@ -179,6 +148,7 @@ __all__ = [
     "ConsentDecision",
     "DecisionLedger",
     "InMemoryDecisionLedger",
+    "PostgresDecisionLedger",
     "SQLiteDecisionLedger",
     "check_in_approved",
     "check_in_declined",
