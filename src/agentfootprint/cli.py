@@ -167,7 +167,9 @@ def _app() -> Any:
         concurrent_turns: int = typer.Option(None, help="Per caller: turns running at once (429 over it)."),
         retention_days: float = typer.Option(None, help="Delete threads not written for this many days."),
     ) -> None:
-        """Serve ``module:factory`` (a no-argument function returning an Agent) over AG-UI."""
+        """Serve ``module:factory`` (a no-argument function returning an Agent) over AG-UI.
+
+        Set AGENTFOOTPRINT_CHECKPOINT_KEY to have the host seal the pauses and conversations it stores."""
         from agentfootprint.hosting.serve import serve as run_server
 
         limits = {

@@ -37,11 +37,14 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from agentfootprint.agent._seal import SealKey
 from agentfootprint.agent.agent import Agent, load_conversation, load_pause_checkpoint
 from agentfootprint.agent.consent import check_in_approved, check_in_declined
 from agentfootprint.agent.models import RunResult
 from agentfootprint.errors import AgentFootprintError, validation_field
 from agentfootprint.explain.recording import InvalidRecordingError, recording_of
+from agentfootprint.flow import InvalidCheckpointError
+from agentfootprint.hosting._host_seal import host_key, open_record, seal_record
 from agentfootprint.hosting.body import DEFAULT_MAX_BODY_BYTES, check_content_length, parse_json_body, read_body_capped
 from agentfootprint.hosting.limits import Admission, AdmissionLimits, Ticket
 from agentfootprint.hosting.memory_store import memory_sessions
@@ -133,11 +136,15 @@ def ag_ui_app(
     max_message_bytes: int | None = None,
     limits: AdmissionLimits | Mapping[str, Any] | None = None,
     retention_seconds: float | None = None,
+    checkpoint_key: str | bytes | None = None,
 ) -> Starlette:
     """An ASGI app serving ``agent_factory``'s agents over AG-UI at ``POST {path}`` (and ``GET /healthz``).
 
     ``limits``: per-caller admission (429 + Retry-After); ``retention_seconds``: threads not written for that long
-    are deleted (checked at start and periodically); ``max_message_bytes``: the largest message a turn may carry."""
+    are deleted (checked at start and periodically); ``max_message_bytes``: the largest message a turn may carry;
+    ``checkpoint_key``: the host seals the pause and conversation it stores (HMAC-SHA256, bound to the thread) and
+    refuses a stored one whose seal is missing or wrong (``ERR_CHECKPOINT_SEAL``, field ``seal``) before anything
+    runs."""
     if not callable(agent_factory):
         raise HostingConfigError("agent_factory must be a callable returning an Agent")
     if not isinstance(path, str) or not path.startswith("/") or path == "/healthz" or path.endswith("/"):
@@ -160,6 +167,7 @@ def ag_ui_app(
     except ValidationError as err:
         raise HostingConfigError(f"limits.{validation_field(err, 'limits')} is not valid") from None
     rules = TurnRules.build(frontend_tools=frontend_tools, accept_state=accept_state, accept_context=accept_context)
+    key = host_key(checkpoint_key)
     host = _Host(
         agent_factory,
         sessions if sessions is not None else memory_sessions(),
@@ -171,6 +179,7 @@ def ag_ui_app(
         path,
         float(retention_seconds) if retention_seconds is not None else None,
     )
+    host.key = key
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
@@ -251,6 +260,9 @@ def _failure(exc: BaseException, what: str) -> Response:
         return JSONResponse(exc.to_json(), status_code=exc.status, headers=exc.headers or None)
     if isinstance(exc, StoredThreadUnreadableError):
         return _error(500, exc.code, "threadId", str(exc))
+    if isinstance(exc, InvalidCheckpointError):  # a stored pause or conversation whose seal is missing or wrong
+        logger.warning("AG-UI stored thread refused (%s, field %s)", exc.code, exc.field)
+        return _error(500, exc.code, exc.field, str(exc))
     if isinstance(exc, HostUnavailableError):
         return _error(503, exc.code, None, exc.message, {"Retry-After": str(exc.retry_after)})
     if isinstance(exc, _HostError):
@@ -331,6 +343,7 @@ class _Host:
         self.admission = admission
         self.path = path
         self.retention = retention
+        self.key: SealKey | None = None
         lease_seconds = getattr(store, "lease_seconds", DEFAULT_LEASE_SECONDS)
         self.heartbeat_seconds = max(0.2, float(lease_seconds) / 3)
         try:
@@ -384,6 +397,7 @@ class _Host:
         lease: ThreadLease | None = None
         try:
             lease = await self.store.acquire(turn.thread_id, owner_key(identity))
+            lease = replace(lease, record=open_record(lease.thread_id, lease.record, self.key))
             lease = _check_stored(lease)
             plan = _plan(turn, lease, self.rules, identity, headers, self.caps.message)
         except BaseException:
@@ -570,7 +584,7 @@ class _Host:
                     raise LeaseLostError("the thread's lease was lost while the turn ran") from None
                 raise
             record, finished = self._finish(plan, lease, translator, agent, frontend, result)
-            await self.store.save(lease, record, _recording(agent))
+            await self.store.save(lease, seal_record(lease.thread_id, record, self.key), _recording(agent))
             saved = True
             return _Served(result, finished, record.pause)
         except BaseException:

@@ -81,10 +81,12 @@ def serve(
     max_message_bytes: int | None = None,
     limits: AdmissionLimits | Mapping[str, Any] | None = None,
     retention_seconds: float | None = None,
+    checkpoint_key: str | bytes | None = None,
 ) -> None:
     """Serve ``module:factory`` over AG-UI at ``http://host:port{path}`` until interrupted (``/healthz`` too).
 
-    ``lease_seconds``: how long a thread stays busy after its host dies mid-turn (renewed while a turn runs)."""
+    ``lease_seconds``: how long a thread stays busy after its host dies mid-turn (renewed while a turn runs);
+    ``checkpoint_key``: the host's seal key; when None it is read from ``AGENTFOOTPRINT_CHECKPOINT_KEY``."""
     if not isinstance(port, int) or isinstance(port, bool) or not 0 <= port <= 65535:
         raise HostingConfigError("port must be an int in 0..65535")
     factory = load_factory(target)
@@ -93,7 +95,10 @@ def serve(
         import uvicorn
     except ImportError:
         raise HostingConfigError("serving needs the server extra: pip install 'agentfootprint[server]'") from None
+    from agentfootprint.hosting._host_seal import key_from_env
     from agentfootprint.hosting.app import ag_ui_app
+
+    key = checkpoint_key if checkpoint_key is not None else key_from_env()
 
     app = ag_ui_app(
         factory,
@@ -103,5 +108,6 @@ def serve(
         max_message_bytes=max_message_bytes,
         limits=limits,
         retention_seconds=retention_seconds,
+        checkpoint_key=key,
     )
     uvicorn.run(app, host=host, port=port, log_level=log_level)

@@ -66,6 +66,8 @@ class PauseRecord(BaseModel):
     tool_name: str
     question: str = ""
     interrupt_id: str | None = None
+    seal: str | None = None
+    """The host's HMAC-SHA256 over this record and its thread id, when the app has a ``checkpoint_key``."""
 
     def held(self) -> HeldPause:
         """The ids this pause handed out, as the planner matches answers against them."""
