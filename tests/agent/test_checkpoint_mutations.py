@@ -2,7 +2,8 @@
 (never quoting a value) before any model call or tool, or the run completes; none crashes mid-run. Edits of what a
 checkpoint must be consistent about are all refused; with a key, every edit is.
 
-``AF_MUTATIONS`` / ``AF_MUTATION_SEED`` set the campaign's size and seed (defaults: 1,000 and 15)."""
+``AF_MUTATIONS`` / ``AF_MUTATION_SEED`` set each campaign's size and seed (defaults: 1,000 and 15). The figures:
+``pytest tests/agent/test_checkpoint_mutations.py -s`` prints one line per campaign."""
 
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ async def test_mutated_checkpoints_are_refused_or_run_never_crash_and_never_quot
 
 
 async def test_with_a_key_no_mutation_is_accepted() -> None:
-    tally = await campaign(max(COUNT // 4, 300), SEED + 1, key=KEY)
+    tally = await campaign(COUNT, SEED + 1, key=KEY)
     print("\nwith a key:", tally.line(), dict(tally.fields))
+    assert tally.trials >= COUNT >= 1000 or "AF_MUTATIONS" in os.environ
     assert tally.crashed == [] and tally.quoted == []
     assert tally.accepted == 0 and tally.fields["seal"] == tally.refused

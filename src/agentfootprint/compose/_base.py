@@ -20,6 +20,7 @@ from agentfootprint.agent import (
     load_pause_checkpoint,
 )
 from agentfootprint.agent._run_input import normalize_run_input
+from agentfootprint.agent._seal import SealKey, seal, seal_key
 from agentfootprint.compose._events import TeeEvents, composition_dispatcher
 from agentfootprint.compose.member_run import (
     ParentRunRecord,
@@ -40,6 +41,7 @@ from agentfootprint.flow.redaction import RedactionPolicy
 from agentfootprint.identity import Identity, coerce_identity
 
 R = TypeVar("R")
+C = TypeVar("C", bound="Composition")
 _SLUG = re.compile(r"[^A-Za-z0-9_.:-]+")
 
 
@@ -59,6 +61,20 @@ def member_id(name: str, index: int, taken: set[str]) -> str:
         n += 1
     taken.add(candidate)
     return candidate
+
+
+def composition_key(key: str | bytes | None) -> SealKey | None:
+    """A composition's ``checkpoint_key`` (a ``str`` means its UTF-8 bytes)."""
+    try:
+        return seal_key(key)
+    except TypeError:
+        raise CompositionBuildError("checkpoint_key must be a non-empty str or bytes") from None
+
+
+def keyed(composition: C, key: SealKey | None) -> C:
+    """``composition`` sealing its checkpoints with ``key`` (builders call this from ``build()``)."""
+    composition.checkpoint_key = key
+    return composition
 
 
 def check_runner(runner: Any, where: str) -> Any:
@@ -135,6 +151,9 @@ class Composition(ABC):
     """Base of every composition: a chart whose members are mounted runners (or, in a Workflow/Graph, functions)."""
 
     kind = "Composition"
+    checkpoint_key: SealKey | None = None
+    """With a key (``X.create(..., checkpoint_key=...)``), every pause checkpoint the composition hands out is sealed
+    and ``resume`` refuses one whose seal is missing or wrong (``InvalidCheckpointError``, ``field == "seal"``)."""
 
     def __init__(self, name: str, members: list[tuple[str, Any]]) -> None:
         if not members:
@@ -186,7 +205,7 @@ class Composition(ABC):
             else:  # a plain function step has no context sources
                 mine = []
             members.append((name, runner.without(*mine) if mine else runner))
-        return self._rebuilt(members)
+        return keyed(self._rebuilt(members), self.checkpoint_key)
 
     # -- events and record ----------------------------------------------------------------------------------
     def on(self, type_or_glob: str, fn: Callable[[AgentEvent], Any]) -> Callable[[], None]:
@@ -222,11 +241,14 @@ class Composition(ABC):
         parent_run: str | None = None,
         seed: int | None = None,
         request: Any = None,
+        checkpoint_key: str | bytes | None = None,
     ) -> RunResult:
         """One run of the whole pipeline; members serve this run's identity, run id and ``request`` (never their own).
 
-        ``parent_run`` (or the input's ``parent_run`` key): a live link to an enclosing run, served instead."""
+        ``parent_run`` (or the input's ``parent_run`` key): a live link to an enclosing run, served instead;
+        ``checkpoint_key``: seal a pause with this key instead of the composition's."""
         door = f"{self.kind}.run"
+        key = composition_key(checkpoint_key) if checkpoint_key is not None else self.checkpoint_key
         run_input = normalize_run_input(input, door)
         ident = coerce_identity(identity if identity is not None else run_input.extra.get("identity"))
         link = parent_run if parent_run is not None else run_input.extra.get("parent_run")
@@ -254,6 +276,7 @@ class Composition(ABC):
                     run_id=record.run_id,
                     deps=deps,
                 ),
+                key,
             )
         finally:
             if owned:
@@ -263,7 +286,11 @@ class Composition(ABC):
         return run_sync(self.run(input, **kwargs), f"await {self.kind.lower()}.run(...)")
 
     async def _execute(
-        self, record: ParentRunRecord, seed: int | None, start: Callable[[CompositionRun], Awaitable[FlowResult]]
+        self,
+        record: ParentRunRecord,
+        seed: int | None,
+        start: Callable[[CompositionRun], Awaitable[FlowResult]],
+        key: SealKey | None = None,
     ) -> RunResult:
         self._emit(ev.COMPOSITION_ENTER, {"composition": self.name, "kind": self.kind}, record.run_id)
         try:
@@ -291,7 +318,8 @@ class Composition(ABC):
                 identity=record.identity.model_dump(exclude_none=True) if record.identity else None,
                 session_id=record.session_id,
                 flow=flow.checkpoint or {},
-            ).model_dump(mode="json")
+            ).to_json()
+            cp = seal(json.loads(json.dumps(cp)), key if key is not None else self.checkpoint_key)
             self._pending = {"question": data.get("question"), "tool_call_id": data.get("tool_call_id")}
             questions = questions_of(flow.pause_data)
             first = questions if not isinstance(questions, dict) else _first_question(questions)
@@ -327,13 +355,16 @@ class Composition(ABC):
         *,
         identity: Identity | Mapping[str, Any] | None = None,
         request: Any = None,
+        checkpoint_key: str | bytes | None = None,
     ) -> RunResult:
         """Continue a composition paused inside a member (e.g. ``ask_human``); one checkpoint for the whole run.
 
         The resumed leg runs for the paused run's caller, read off the checkpoint: ``identity``, when given, must be
-        that caller (another one is refused, so members are never re-namespaced under it)."""
+        that caller (another one is refused, so members are never re-namespaced under it). With a key (the
+        composition's, or ``checkpoint_key`` here) the seal is checked first, before anything runs."""
         door = f"{self.kind}.resume"
-        cp = load_pause_checkpoint(checkpoint)
+        key = composition_key(checkpoint_key) if checkpoint_key is not None else self.checkpoint_key
+        cp = load_pause_checkpoint(checkpoint, key=key, door=door)
         paused_for = coerce_identity(cp.identity)
         ident = coerce_identity(identity) if identity is not None else paused_for
         still_open = open_run_for(cp.run_id)
@@ -349,7 +380,10 @@ class Composition(ABC):
         record = open_parent_run(cp.run_id, ident, cp.session_id, request)
         try:
             return await self._execute(
-                record, None, lambda deps: self.chart.resume(cp.flow, composite, redaction=self._policy(), deps=deps)
+                record,
+                None,
+                lambda deps: self.chart.resume(cp.flow, composite, redaction=self._policy(), deps=deps),
+                key,
             )
         finally:
             close_parent_run(record)

@@ -9,6 +9,8 @@ from agentfootprint.compose._base import (
     Composition,
     CompositionBuildError,
     check_runner,
+    composition_key,
+    keyed,
     member_deps,
     member_id,
     mount_input,
@@ -49,8 +51,9 @@ class Conditional(Composition):
         super().__init__(name, members)
 
     @classmethod
-    def create(cls, name: str = "conditional") -> ConditionalBuilder:
-        return ConditionalBuilder(name)
+    def create(cls, name: str = "conditional", *, checkpoint_key: str | bytes | None = None) -> ConditionalBuilder:
+        """A builder; with ``checkpoint_key`` every pause checkpoint is sealed and ``resume`` checks the seal first."""
+        return ConditionalBuilder(name, checkpoint_key=checkpoint_key)
 
     def _build_chart(self) -> FlowChart:
         taken: set[str] = set()
@@ -94,8 +97,9 @@ class Conditional(Composition):
 
 
 class ConditionalBuilder:
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, *, checkpoint_key: str | bytes | None = None) -> None:
         self._name = name
+        self._key = composition_key(checkpoint_key)
         self._members: list[tuple[str, Any]] = []
         self._predicates: dict[str, Predicate] = {}
         self._fallback: str | None = None
@@ -121,4 +125,4 @@ class ConditionalBuilder:
     def build(self) -> Conditional:
         if not self._predicates:
             raise CompositionBuildError(f"Conditional '{self._name}' needs at least one when(...)")
-        return Conditional(self._name, self._members, self._predicates, self._fallback)
+        return keyed(Conditional(self._name, self._members, self._predicates, self._fallback), self._key)

@@ -7,7 +7,15 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from agentfootprint.agent.models import StoppedEarly
-from agentfootprint.compose._base import Composition, CompositionBuildError, member_deps, member_id, seed_stage
+from agentfootprint.compose._base import (
+    Composition,
+    CompositionBuildError,
+    composition_key,
+    keyed,
+    member_deps,
+    member_id,
+    seed_stage,
+)
 from agentfootprint.compose._dataflow import (
     INPUT,
     FunctionStep,
@@ -77,8 +85,9 @@ class Graph(Composition):
         super().__init__(name, [(s.name, s.runner) for s in specs])
 
     @classmethod
-    def create(cls, name: str = "graph") -> GraphBuilder:
-        return GraphBuilder(name)
+    def create(cls, name: str = "graph", *, checkpoint_key: str | bytes | None = None) -> GraphBuilder:
+        """A builder; with ``checkpoint_key`` every pause checkpoint is sealed and ``resume`` checks the seal first."""
+        return GraphBuilder(name, checkpoint_key=checkpoint_key)
 
     @property
     def nodes(self) -> list[str]:
@@ -255,8 +264,9 @@ def _reachable(start: str, edges: Sequence[Edge]) -> set[str]:
 
 
 class GraphBuilder:
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, *, checkpoint_key: str | bytes | None = None) -> None:
         self._name = name
+        self._key = composition_key(checkpoint_key)
         self._specs: list[StepSpec] = []
         self._edges: list[Edge] = []
         self._start: str | None = None
@@ -344,7 +354,9 @@ class GraphBuilder:
                 f"{self._owner} has a cycle and needs a budget: .max_steps(n) (at most {HARD_CEILING})"
             )
         budget = self._max_steps if self._max_steps is not None else len(names)
-        return Graph(self._name, list(self._specs), list(self._edges), start, budget, self._on_exhausted)
+        return keyed(
+            Graph(self._name, list(self._specs), list(self._edges), start, budget, self._on_exhausted), self._key
+        )
 
     def _check_shadowed(self) -> None:
         always: dict[str, Edge] = {}

@@ -9,6 +9,8 @@ from agentfootprint.compose._base import (
     Composition,
     CompositionBuildError,
     check_runner,
+    composition_key,
+    keyed,
     member_deps,
     mount_input,
     seed_stage,
@@ -31,8 +33,9 @@ class Loop(Composition):
         super().__init__(name, members)
 
     @classmethod
-    def create(cls, name: str = "loop") -> LoopBuilder:
-        return LoopBuilder(name)
+    def create(cls, name: str = "loop", *, checkpoint_key: str | bytes | None = None) -> LoopBuilder:
+        """A builder; with ``checkpoint_key`` every pause checkpoint is sealed and ``resume`` checks the seal first."""
+        return LoopBuilder(name, checkpoint_key=checkpoint_key)
 
     def _build_chart(self) -> FlowChart:
         _, runner = self.members[0]
@@ -93,8 +96,9 @@ def message_of_map(message_of: Callable[[Scope], str]) -> Callable[[Scope], dict
 
 
 class LoopBuilder:
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, *, checkpoint_key: str | bytes | None = None) -> None:
         self._name = name
+        self._key = composition_key(checkpoint_key)
         self._runner: Any = None
         self._until: Until | None = None
         self._times: int | None = None
@@ -120,4 +124,4 @@ class LoopBuilder:
             raise CompositionBuildError(f"Loop '{self._name}' needs repeat(runner)")
         if self._times is None:
             raise CompositionBuildError(f"Loop '{self._name}' needs a budget: .times(n) (at most {HARD_CEILING})")
-        return Loop(self._name, [self._runner], self._until, self._times)
+        return keyed(Loop(self._name, [self._runner], self._until, self._times), self._key)

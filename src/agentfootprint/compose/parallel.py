@@ -9,6 +9,8 @@ from agentfootprint.compose._base import (
     Composition,
     CompositionBuildError,
     check_runner,
+    composition_key,
+    keyed,
     member_deps,
     member_id,
     mount_input,
@@ -45,8 +47,9 @@ class Parallel(Composition):
         super().__init__(name, members)
 
     @classmethod
-    def create(cls, name: str = "parallel") -> ParallelBuilder:
-        return ParallelBuilder(name)
+    def create(cls, name: str = "parallel", *, checkpoint_key: str | bytes | None = None) -> ParallelBuilder:
+        """A builder; with ``checkpoint_key`` every pause checkpoint is sealed and ``resume`` checks the seal first."""
+        return ParallelBuilder(name, checkpoint_key=checkpoint_key)
 
     def _build_chart(self) -> FlowChart:
         taken: set[str] = set()
@@ -113,8 +116,9 @@ class Parallel(Composition):
 
 
 class ParallelBuilder:
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, *, checkpoint_key: str | bytes | None = None) -> None:
         self._name = name
+        self._key = composition_key(checkpoint_key)
         self._members: list[tuple[str, Any]] = []
         self._merge: MergeFn | None = None
         self._merge_llm: tuple[Provider, str, str] | None = None
@@ -141,4 +145,4 @@ class ParallelBuilder:
         return self
 
     def build(self) -> Parallel:
-        return Parallel(self._name, self._members, self._merge, self._merge_llm, self._fail_fast)
+        return keyed(Parallel(self._name, self._members, self._merge, self._merge_llm, self._fail_fast), self._key)

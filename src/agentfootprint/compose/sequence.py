@@ -9,6 +9,8 @@ from agentfootprint.compose._base import (
     Composition,
     CompositionBuildError,
     check_runner,
+    composition_key,
+    keyed,
     member_deps,
     member_id,
     mount_input,
@@ -29,8 +31,9 @@ class Sequence(Composition):
         super().__init__(name, members)
 
     @classmethod
-    def create(cls, name: str = "sequence") -> SequenceBuilder:
-        return SequenceBuilder(name)
+    def create(cls, name: str = "sequence", *, checkpoint_key: str | bytes | None = None) -> SequenceBuilder:
+        """A builder; with ``checkpoint_key`` every pause checkpoint is sealed and ``resume`` checks the seal first."""
+        return SequenceBuilder(name, checkpoint_key=checkpoint_key)
 
     def _build_chart(self) -> FlowChart:
         taken: set[str] = set()
@@ -70,8 +73,9 @@ class Sequence(Composition):
 
 
 class SequenceBuilder:
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, *, checkpoint_key: str | bytes | None = None) -> None:
         self._name = name
+        self._key = composition_key(checkpoint_key)
         self._members: list[tuple[str, Any]] = []
         self._mappers: dict[str, Mapper] = {}
 
@@ -85,4 +89,4 @@ class SequenceBuilder:
         return self
 
     def build(self) -> Sequence:
-        return Sequence(self._name, self._members, self._mappers)
+        return keyed(Sequence(self._name, self._members, self._mappers), self._key)

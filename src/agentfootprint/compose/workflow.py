@@ -5,7 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agentfootprint.compose._base import Composition, CompositionBuildError, member_deps, member_id, seed_stage
+from agentfootprint.compose._base import (
+    Composition,
+    CompositionBuildError,
+    composition_key,
+    keyed,
+    member_deps,
+    member_id,
+    seed_stage,
+)
 from agentfootprint.compose._dataflow import (
     INPUT,
     FunctionStep,
@@ -34,8 +42,9 @@ class Workflow(Composition):
         super().__init__(name, [(s.name, s.runner) for s in specs])
 
     @classmethod
-    def create(cls, name: str = "workflow") -> WorkflowBuilder:
-        return WorkflowBuilder(name)
+    def create(cls, name: str = "workflow", *, checkpoint_key: str | bytes | None = None) -> WorkflowBuilder:
+        """A builder; with ``checkpoint_key`` every pause checkpoint is sealed and ``resume`` checks the seal first."""
+        return WorkflowBuilder(name, checkpoint_key=checkpoint_key)
 
     @property
     def steps(self) -> list[str]:
@@ -120,8 +129,9 @@ def member_output(name: str) -> Callable[[Scope], dict[str, Any]]:
 
 
 class WorkflowBuilder:
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, *, checkpoint_key: str | bytes | None = None) -> None:
         self._name = name
+        self._key = composition_key(checkpoint_key)
         self._specs: list[StepSpec] = []
         self._output: str | None = None
 
@@ -159,4 +169,4 @@ class WorkflowBuilder:
         output = self._output or self._specs[-1].name
         if output not in {s.name for s in self._specs}:
             raise CompositionBuildError(f"Workflow '{self._name}' has no step named '{output[:80]}' to output")
-        return Workflow(self._name, list(self._specs), output)
+        return keyed(Workflow(self._name, list(self._specs), output), self._key)
