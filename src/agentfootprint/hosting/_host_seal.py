@@ -1,5 +1,6 @@
 """The host's seal on what it stores (``ag_ui_app(checkpoint_key=...)``): an HMAC-SHA256 over a thread's held pause
-record and its conversation, each bound to the thread id, checked when the thread is loaded and before anything runs.
+record and its conversation, each with the thread's messages and bound to the thread id, checked when the thread is
+loaded and before anything runs.
 
 The pause record's seal is its ``seal`` field; the conversation's is a top-level ``"host_seal"`` entry that the host
 removes before the agent sees the conversation (an agent's own ``"seal"``, if it has a key, is kept untouched)."""
@@ -35,13 +36,18 @@ def key_from_env() -> str | None:
     return os.environ.get(CHECKPOINT_KEY_ENV) or None
 
 
-def _pause_body(thread_id: str, pause: PauseRecord) -> dict[str, Any]:
-    return {"kind": _PAUSE, "thread_id": thread_id, "pause": pause.model_dump(mode="json", exclude={"seal"})}
+def _pause_body(thread_id: str, record: ThreadRecord, pause: PauseRecord) -> dict[str, Any]:
+    return {
+        "kind": _PAUSE,
+        "thread_id": thread_id,
+        "pause": pause.model_dump(mode="json", exclude={"seal"}),
+        "messages": list(record.messages),
+    }
 
 
-def _conversation_body(thread_id: str, conversation: Mapping[str, Any]) -> dict[str, Any]:
+def _conversation_body(thread_id: str, record: ThreadRecord, conversation: Mapping[str, Any]) -> dict[str, Any]:
     body = {k: v for k, v in conversation.items() if k != HOST_SEAL}
-    return {"kind": _CONVERSATION, "thread_id": thread_id, "conversation": body}
+    return {"kind": _CONVERSATION, "thread_id": thread_id, "conversation": body, "messages": list(record.messages)}
 
 
 def seal_record(thread_id: str, record: ThreadRecord, key: SealKey | None) -> ThreadRecord:
@@ -50,9 +56,10 @@ def seal_record(thread_id: str, record: ThreadRecord, key: SealKey | None) -> Th
         return record
     update: dict[str, Any] = {}
     if record.pause is not None:
-        update["pause"] = record.pause.model_copy(update={"seal": key.digest(_pause_body(thread_id, record.pause))})
+        seal = key.digest(_pause_body(thread_id, record, record.pause))
+        update["pause"] = record.pause.model_copy(update={"seal": seal})
     if record.conversation is not None:
-        body = _conversation_body(thread_id, record.conversation)
+        body = _conversation_body(thread_id, record, record.conversation)
         update["conversation"] = {**body["conversation"], HOST_SEAL: key.digest(body)}
     return record.model_copy(update=update) if update else record
 
@@ -63,10 +70,12 @@ def open_record(thread_id: str, record: ThreadRecord, key: SealKey | None) -> Th
     removed unchecked."""
     conversation = record.conversation
     if conversation is not None and key is not None:
-        body = _conversation_body(thread_id, conversation)
+        body = _conversation_body(thread_id, record, conversation)
         check_seal({**body, "seal": conversation.get(HOST_SEAL)}, key, "ag_ui stored conversation")
     if record.pause is not None and key is not None:
-        check_seal({**_pause_body(thread_id, record.pause), "seal": record.pause.seal}, key, "ag_ui stored pause")
+        check_seal(
+            {**_pause_body(thread_id, record, record.pause), "seal": record.pause.seal}, key, "ag_ui stored pause"
+        )
     update: dict[str, Any] = {}
     if conversation is not None and HOST_SEAL in conversation:
         update["conversation"] = {k: v for k, v in conversation.items() if k != HOST_SEAL}

@@ -432,6 +432,7 @@ class _Host:
         try:
             thread_id, owner = await self._owner_of(request)
             stored = await self.store.read_thread(thread_id, owner)
+            open_record(thread_id, stored.record, self.key)  # with a key, a thread edited behind the host is refused
         except Exception as exc:
             return _failure(exc, "AG-UI transcript request failed")
         pause = stored.record.pause
