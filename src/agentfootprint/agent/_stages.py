@@ -7,6 +7,7 @@ through the typed ``Turn``. The tool-calls stage lives in ``_tool_calls``.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from typing import Any, cast
 
 from agentfootprint.agent._limits import WRAP_UP_INSTRUCTION, EmptyAnswerWarning, empty_answer_line
@@ -14,7 +15,7 @@ from agentfootprint.agent._run import AgentRun
 from agentfootprint.agent.config import READ_SKILL, AgentConfig
 from agentfootprint.agent.extension import InputRefusedError
 from agentfootprint.agent.turn import HistoryEntry, ModelCallRecord, ModelReply, ToolCallRecord, Turn, UsageTotal
-from agentfootprint.context import InjectionContext, ToolReturn
+from agentfootprint.context import Injection, InjectionContext, ToolReturn
 from agentfootprint.context.budget import (
     CONTEXT_BUDGET_PRESSURE,
     CONTEXT_EVICTED,
@@ -56,9 +57,8 @@ def emit_context(run: AgentRun, scope: Scope, event_type: str, payload: Any, ite
     emit(run, scope, event_type, payload, iteration)
 
 
-def read_skill_tool(config: AgentConfig) -> Tool | None:
-    """The built-in ``read_skill`` tool, offered whenever the agent has skills."""
-    skills = config.skills
+def read_skill_tool(skills: Sequence[Injection]) -> Tool | None:
+    """The built-in ``read_skill`` tool offering ``skills`` as its menu (None when there are none)."""
     if not skills:
         return None
     catalog = "; ".join(f"{s.id}: {s.description}" for s in skills)
@@ -87,7 +87,7 @@ class Catalog:
         for skill in config.skills:
             for t in skill.tools:
                 by_name.setdefault(t.name, t)
-        skill_tool = read_skill_tool(config)
+        skill_tool = read_skill_tool(config.skills)
         if skill_tool is not None:
             by_name[READ_SKILL] = skill_tool
         self.by_name = by_name

@@ -1037,7 +1037,7 @@ def _parse_output(schema: type[T], text: str) -> T:
 
 def _validate(config: AgentConfig) -> None:
     seen: dict[str, Tool] = {}
-    builtin = read_skill_tool(config)
+    builtin = read_skill_tool(config.skills)
     all_tools: list[Tool] = [*config.all_tools(), *(t for s in config.skills for t in s.tools)]
     if builtin is not None:
         all_tools.append(builtin)

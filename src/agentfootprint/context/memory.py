@@ -127,6 +127,20 @@ class InMemoryMemoryStore:
             return len(self._entries.pop(namespace.key(), []))
 
 
+def entry_from_row(row: Sequence[Any], metadata: dict[str, Any]) -> MemoryEntry:
+    """A stored row ``(entry_id, role, content, run_id, created_at, kind, ...)`` as an entry; odd roles and kinds
+    read as ``user`` and ``turn``."""
+    return MemoryEntry(
+        id=row[0],
+        role="assistant" if row[1] == "assistant" else "user",
+        content=row[2],
+        run_id=row[3],
+        created_at=row[4],
+        kind=row[5] if row[5] in ("turn", "fact", "summary") else "turn",
+        metadata=metadata,
+    )
+
+
 class SQLiteMemoryStore:
     """A durable memory store on stdlib ``sqlite3`` (WAL journal); safe to share across threads of one process."""
 
@@ -192,18 +206,7 @@ class SQLiteMemoryStore:
             params = (*params, max(0, int(last)))
         with self._lock:
             rows = self._conn.execute(sql, params).fetchall()
-        return [
-            MemoryEntry(
-                id=r[0],
-                role="assistant" if r[1] == "assistant" else "user",
-                content=r[2],
-                run_id=r[3],
-                created_at=r[4],
-                kind=r[5] if r[5] in ("turn", "fact", "summary") else "turn",
-                metadata=json.loads(r[6] or "{}"),
-            )
-            for r in reversed(rows)
-        ]
+        return [entry_from_row(r, json.loads(r[6] or "{}")) for r in reversed(rows)]
 
     def clear(self, namespace: MemoryNamespace) -> int:
         """Forget a namespace (its vectors too); returns how many entries were dropped."""

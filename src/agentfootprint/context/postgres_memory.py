@@ -8,7 +8,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from agentfootprint.context.memory import MemoryEntry, MemoryNamespace
+from agentfootprint.context.memory import MemoryEntry, MemoryNamespace, entry_from_row
 from agentfootprint.context.postgres_vectors import PostgresVectorStore
 from agentfootprint.context.sqlite_vectors import VectorStoreUnavailableError
 from agentfootprint.context.vectors import VectorStore
@@ -92,18 +92,7 @@ class PostgresMemoryStore:
             params = (*params, max(0, int(last)))
         with self._lock:
             rows = self._connect().execute(sql, params).fetchall()
-        return [
-            MemoryEntry(
-                id=r[0],
-                role="assistant" if r[1] == "assistant" else "user",
-                content=r[2],
-                run_id=r[3],
-                created_at=r[4],
-                kind=r[5] if r[5] in ("turn", "fact", "summary") else "turn",
-                metadata=dict(r[6] or {}),
-            )
-            for r in reversed(rows)
-        ]
+        return [entry_from_row(r, dict(r[6] or {})) for r in reversed(rows)]
 
     def clear(self, namespace: MemoryNamespace) -> int:
         """Forget a namespace (its vectors too); returns how many entries were dropped."""

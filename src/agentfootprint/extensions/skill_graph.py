@@ -12,15 +12,16 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from agentfootprint.agent import CallTool, Extension, RunContext, ToolCallRequest
+from agentfootprint.agent.chart import read_skill_tool
+from agentfootprint.agent.config import READ_SKILL
 from agentfootprint.context.skill_graph import SkillGraph
 from agentfootprint.events import types as ev
-from agentfootprint.tools import Tool, ToolOutcome, define_tool
+from agentfootprint.tools import Tool, ToolOutcome
 
 __all__ = ["CURSOR_KEY", "MOVES_KEY", "SkillGraphWalker"]
 
 CURSOR_KEY = "skill_cursor"
 MOVES_KEY = "skill_moves"
-READ_SKILL = "read_skill"
 
 
 class SkillGraphWalker(Extension):
@@ -76,21 +77,9 @@ class SkillGraphWalker(Extension):
             return tools
         menu = [s for s in self.graph.skills if s.id in reachable and s.id in _enum(offered)]
         out = [t for t in tools if t.name != READ_SKILL]
-        if menu:
-            catalog = "; ".join(f"{s.id}: {s.description}" for s in menu)
-            out.append(
-                define_tool(
-                    name=READ_SKILL,
-                    description=f"Activate a skill to get its instructions and tools. Available skills — {catalog}",
-                    input_schema={
-                        "type": "object",
-                        "properties": {"id": {"type": "string", "enum": [s.id for s in menu]}},
-                        "required": ["id"],
-                        "additionalProperties": False,
-                    },
-                    execute=lambda args: "",
-                )
-            )
+        menu_tool = read_skill_tool(menu)
+        if menu_tool is not None:
+            out.append(menu_tool)
         return out
 
     async def wrap_tool_call(self, ctx: RunContext, call: ToolCallRequest, call_next: CallTool) -> ToolOutcome:

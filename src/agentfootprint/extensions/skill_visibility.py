@@ -12,14 +12,15 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from agentfootprint.agent import CallTool, Extension, RunContext, ToolCallRequest
+from agentfootprint.agent.chart import read_skill_tool
+from agentfootprint.agent.config import READ_SKILL
 from agentfootprint.extensions._ledger import file_row
 from agentfootprint.extensions.tool_provider import provider_context
-from agentfootprint.tools import Tool, ToolOutcome, define_tool
+from agentfootprint.tools import Tool, ToolOutcome
 
 __all__ = ["HIDDEN_KEY", "SkillVisibility"]
 
 HIDDEN_KEY = "skills_hidden"
-READ_SKILL = "read_skill"
 _SHOWN = ("allow", "gate_open")
 
 
@@ -59,21 +60,9 @@ class SkillVisibility(Extension):
             return tools
         visible = [s for s in skills if s.id in shown]
         out = [t for t in tools if t.name != READ_SKILL]
-        if visible:
-            catalog = "; ".join(f"{s.id}: {s.description}" for s in visible)
-            out.append(
-                define_tool(
-                    name=READ_SKILL,
-                    description=f"Activate a skill to get its instructions and tools. Available skills — {catalog}",
-                    input_schema={
-                        "type": "object",
-                        "properties": {"id": {"type": "string", "enum": [s.id for s in visible]}},
-                        "required": ["id"],
-                        "additionalProperties": False,
-                    },
-                    execute=lambda args: "",
-                )
-            )
+        menu_tool = read_skill_tool(visible)
+        if menu_tool is not None:
+            out.append(menu_tool)
         return out
 
     async def wrap_tool_call(self, ctx: RunContext, call: ToolCallRequest, call_next: CallTool) -> ToolOutcome:
