@@ -14,7 +14,7 @@ from agentfootprint.hosting import (
     plan_turn,
     read_request,
 )
-from agentfootprint.hosting.body import parse_json_body
+from agentfootprint.hosting._body import parse_json_body
 from agentfootprint.hosting.request import RequestReader
 
 

@@ -21,7 +21,7 @@ from agentfootprint.hosting import (
     jwt_identity,
     open_sessions,
 )
-from agentfootprint.hosting.body import DEFAULT_MAX_BODY_BYTES
+from agentfootprint.hosting._body import DEFAULT_MAX_BODY_BYTES
 from agentfootprint.identity import Identity
 from agentfootprint.providers import LLMRequest, mock
 

@@ -11,7 +11,7 @@ import pytest
 
 from agentfootprint.errors import AgentFootprintError
 from agentfootprint.hosting import REFUSALS, WireRequestRefusal
-from agentfootprint.hosting.body import (
+from agentfootprint.hosting._body import (
     DEFAULT_MAX_BODY_BYTES,
     check_content_length,
     check_json_value,

@@ -20,7 +20,7 @@ from agentfootprint.hosting import (
     plan_turn,
     read_request,
 )
-from agentfootprint.hosting.body import parse_json_body
+from agentfootprint.hosting._body import parse_json_body
 from agentfootprint.hosting.refusal import public_code
 
 KEYS = (

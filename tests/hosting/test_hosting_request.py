@@ -16,7 +16,8 @@ from agentfootprint.hosting import (
     read_request,
     run_agent_input_reader,
 )
-from agentfootprint.hosting.request import ID_PATTERN, MAX_ID_LENGTH, HistoryMessageIn, ToolMessageIn, UserMessageIn
+from agentfootprint.hosting._ids import ID_PATTERN, MAX_ID_LENGTH
+from agentfootprint.hosting.request import HistoryMessageIn, ToolMessageIn, UserMessageIn
 
 
 def refused(value: Any) -> WireRequestRefusal:

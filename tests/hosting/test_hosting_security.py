@@ -19,7 +19,7 @@ from agentfootprint.hosting import (
     plan_turn,
     read_request,
 )
-from agentfootprint.hosting.body import parse_json_body
+from agentfootprint.hosting._body import parse_json_body
 
 SECRET = "SECRET-d41d8cd98f00b204"
 

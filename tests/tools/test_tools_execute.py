@@ -19,7 +19,7 @@ from agentfootprint.tools import (
     ask_human,
     define_tool,
 )
-from agentfootprint.tools.errors import (
+from agentfootprint.tools._codes import (
     ERR_CHECK_IN_DECLINED,
     ERR_INVALID_TOOL_ARGS,
     ERR_PERMISSION_DENIED,

@@ -9,7 +9,7 @@ import pytest
 
 from agentfootprint.tools import PermissionDecision, ToolContext, define_tool
 from agentfootprint.tools import execute as execute_module
-from agentfootprint.tools.errors import ERR_UNKNOWN_TOOL
+from agentfootprint.tools._codes import ERR_UNKNOWN_TOOL
 from agentfootprint.tools.execute import execute_tool
 
 

@@ -14,7 +14,7 @@ from agentfootprint.tools import (
     validate_json,
     validate_tool_args,
 )
-from agentfootprint.tools.errors import ERR_INVALID_TOOL_ARGS
+from agentfootprint.tools._codes import ERR_INVALID_TOOL_ARGS
 from agentfootprint.tools.execute import execute_tool
 from agentfootprint.tools.validation import MAX_ARG_DEPTH
 

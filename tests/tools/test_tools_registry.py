@@ -14,7 +14,7 @@ from agentfootprint.tools import (
     define_tool,
     tool,
 )
-from agentfootprint.tools.errors import ERR_UNKNOWN_TOOL
+from agentfootprint.tools._codes import ERR_UNKNOWN_TOOL
 
 
 def make(name: str) -> Any:

@@ -24,7 +24,7 @@ from agentfootprint.events import types as ev
 from agentfootprint.flow import Scope, pause, resume_answer
 from agentfootprint.flow._frozen import thaw
 from agentfootprint.tools import RunStoppingError, Tool, ToolContext, ToolOutcome
-from agentfootprint.tools.errors import ERR_TOOL_RAISED
+from agentfootprint.tools._codes import ERR_TOOL_RAISED
 from agentfootprint.tools.execute import execute_tool
 
 ERR_TOOL_HOOK = "ERR_TOOL_HOOK"

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from typing import Any, Literal
 
 from agentfootprint.agent._seal import SealKey
 from agentfootprint.agent.consent import DecisionLedger, process_decision_ledger
-from agentfootprint.agent.extension import HOOKS, Extension
+from agentfootprint.agent.extension import Extension
 from agentfootprint.context import ContextBudget, Injection, MemoryInjection, RagInjection, WindowPolicy
 from agentfootprint.context.injection import CachePolicy
 from agentfootprint.context.window import SummarizeOldest, TokenBudgetWindow
@@ -39,7 +39,7 @@ class ExtensionHooks:
     @classmethod
     def of(cls, extensions: tuple[Extension, ...]) -> ExtensionHooks:
         hooks: dict[str, tuple[Extension, ...]] = {}
-        for hook in HOOKS:
+        for hook in (f.name for f in fields(cls)):
             base = getattr(Extension, hook)
             hooks[hook] = tuple(e for e in extensions if getattr(type(e), hook) is not base)
         return cls(**hooks)

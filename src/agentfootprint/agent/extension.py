@@ -273,22 +273,6 @@ class Extension:
         """In the first stage of a run continued from a checkpoint that carries ``data`` for this extension."""
 
 
-HOOKS: tuple[str, ...] = (
-    "provide_tools",
-    "filter_tools",
-    "before_run",
-    "after_run",
-    "on_error",
-    "on_input",
-    "wrap_model_call",
-    "wrap_tool_call",
-    "on_answer",
-    "result",
-    "checkpoint",
-    "restore",
-)
-
-
 def check_extension(ext: object) -> Extension:
     """``ext`` if it is a usable extension; an ``ExtensionError`` naming what is wrong otherwise."""
     if not isinstance(ext, Extension):
@@ -299,7 +283,6 @@ def check_extension(ext: object) -> Extension:
 
 
 __all__ = [
-    "HOOKS",
     "CallModel",
     "CallTool",
     "Extension",

@@ -2,7 +2,22 @@
 credentials, tool sessions, artifacts, integrity, receipts and skill visibility (builder sugar loads each one only
 when an agent asks for it)."""
 
+from typing import TYPE_CHECKING
+
 from agentfootprint._lazy import lazy_exports
+
+if TYPE_CHECKING:  # the lazily loaded names, typed for checkers
+    from agentfootprint.extensions.middleware import Allow, Deny, MessageDeniedError, allow, deny
+    from agentfootprint.extensions.reliability import (
+        CircuitBreaker,
+        CircuitOpenError,
+        ReliabilityFailFastError,
+        ReliabilityProvider,
+        ReliabilityScope,
+        classify_error,
+        rule,
+    )
+    from agentfootprint.extensions.tool_provider import ToolProviders
 
 _EXPORTS = {
     "allow": ".middleware",
@@ -21,4 +36,18 @@ _EXPORTS = {
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "Allow",
+    "CircuitBreaker",
+    "CircuitOpenError",
+    "Deny",
+    "MessageDeniedError",
+    "ReliabilityFailFastError",
+    "ReliabilityProvider",
+    "ReliabilityScope",
+    "ToolProviders",
+    "allow",
+    "classify_error",
+    "deny",
+    "rule",
+]

@@ -37,8 +37,8 @@ __all__ = [
     "static_tokens",
 ]
 
-ERR_CREDENTIAL = "ERR_CREDENTIAL"
-ERR_AUTHORIZATION_REQUIRED = "ERR_AUTHORIZATION_REQUIRED"
+_ERR_CREDENTIAL = "ERR_CREDENTIAL"
+_ERR_AUTHORIZATION_REQUIRED = "ERR_AUTHORIZATION_REQUIRED"
 
 
 class Credential:
@@ -191,7 +191,7 @@ class Credentials(Extension):
             return ToolOutcome(
                 content=f"Error: the credential for '{wanted.service}' could not be obtained ({type(exc).__name__})",
                 is_error=True,
-                error_code=ERR_CREDENTIAL,
+                error_code=_ERR_CREDENTIAL,
             )
         if isinstance(result, AuthorizationRequired):
             outstanding: dict[str, Any] = ctx.agent_state.setdefault("outstanding", {})
@@ -199,11 +199,11 @@ class Credentials(Extension):
             ctx.emit(ev.CREDENTIAL_AUTHORIZATION_REQUIRED, facts)  # names the service, never the URL
             if self.mode == "tell-model":
                 return ToolOutcome(
-                    content=_refusal(wanted.service), is_error=True, error_code=ERR_AUTHORIZATION_REQUIRED
+                    content=_refusal(wanted.service), is_error=True, error_code=_ERR_AUTHORIZATION_REQUIRED
                 )
             if resuming:  # consent was said to be given, yet the service still asks: no second pause
                 return ToolOutcome(
-                    content=_refusal(wanted.service), is_error=True, error_code=ERR_AUTHORIZATION_REQUIRED
+                    content=_refusal(wanted.service), is_error=True, error_code=_ERR_AUTHORIZATION_REQUIRED
                 )
             question = (
                 f"Authorization required: a person must consent for '{wanted.service}' before '{call.name}' runs."
@@ -213,7 +213,7 @@ class Credentials(Extension):
             return ToolOutcome(
                 content=f"Error: the credential provider gave no credential for '{wanted.service}'",
                 is_error=True,
-                error_code=ERR_CREDENTIAL,
+                error_code=_ERR_CREDENTIAL,
             )
         ctx.agent_state.setdefault("outstanding", {}).pop(wanted.service, None)
         ctx.emit(ev.CREDENTIAL_ACQUIRED, {**facts, "kind": result.credential.kind})

@@ -21,7 +21,6 @@ from agentfootprint.tools import ToolOutcome
 
 __all__ = [
     "DECISIONS_KEY",
-    "ERR_TOOL_MIDDLEWARE",
     "Allow",
     "Deny",
     "MessageDeniedError",
@@ -34,8 +33,8 @@ __all__ = [
 ]
 
 DECISIONS_KEY = "middleware_decisions"
-ERR_TOOL_MIDDLEWARE = "ERR_TOOL_MIDDLEWARE"
-ERR_TOOL_DENIED = "ERR_TOOL_DENIED"
+_ERR_TOOL_MIDDLEWARE = "ERR_TOOL_MIDDLEWARE"
+_ERR_TOOL_DENIED = "ERR_TOOL_DENIED"
 Phase = Literal["input", "output"]
 
 
@@ -187,10 +186,10 @@ class ToolMiddlewareChain(Extension):
                 return ToolOutcome(
                     content=f"Error: tool call refused: middleware '{name}' failed ({type(exc).__name__})",
                     is_error=True,
-                    error_code=ERR_TOOL_MIDDLEWARE,
+                    error_code=_ERR_TOOL_MIDDLEWARE,
                 )
             if isinstance(verdict, Deny):
-                verdict = ToolOutcome(content=verdict.reason[:2000], is_error=True, error_code=ERR_TOOL_DENIED)
+                verdict = ToolOutcome(content=verdict.reason[:2000], is_error=True, error_code=_ERR_TOOL_DENIED)
                 row["why"] = verdict.content[:300]
             if not isinstance(verdict, ToolOutcome):
                 row.update(outcome="failed", why=f"middleware returned {type(verdict).__name__}")
@@ -198,7 +197,7 @@ class ToolMiddlewareChain(Extension):
                 return ToolOutcome(
                     content=f"Error: tool call refused: middleware '{name}' returned no tool outcome",
                     is_error=True,
-                    error_code=ERR_TOOL_MIDDLEWARE,
+                    error_code=_ERR_TOOL_MIDDLEWARE,
                 )
             if not seen:
                 row["outcome"] = "denied" if verdict.is_error else "answered"

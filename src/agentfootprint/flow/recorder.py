@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from agentfootprint.flow._frame import StageFrame
     from agentfootprint.flow.redaction import Redactor
 
-HOOKS = (
+_HOOKS = (
     "on_run_start",
     "on_stage_start",
     "on_read",
@@ -34,7 +34,8 @@ HOOKS = (
 
 @runtime_checkable
 class Recorder(Protocol):
-    """Any object with some of the ``on_*`` hooks (see ``HOOKS``); hooks are called synchronously in attach order."""
+    """Any object with some of the ``on_*`` hooks (``on_run_start``, ``on_stage_start``, ``on_read``, ... ``on_break``);
+    hooks are called synchronously in attach order."""
 
 
 class RecorderFailure(BaseModel):
@@ -69,7 +70,7 @@ class Dispatch:
         self._redactor = redactor
         self._failures = failures
         self._recorders = list(recorders)
-        for hook in HOOKS:
+        for hook in _HOOKS:
             bound = [getattr(r, hook) for r in self._recorders if callable(getattr(r, hook, None))]
             setattr(self, hook, bound)
 

@@ -44,8 +44,8 @@ from agentfootprint.agent.models import RunResult
 from agentfootprint.errors import AgentFootprintError, validation_field
 from agentfootprint.explain.recording import InvalidRecordingError, recording_of
 from agentfootprint.flow import InvalidCheckpointError
+from agentfootprint.hosting._body import DEFAULT_MAX_BODY_BYTES, check_content_length, parse_json_body, read_body_capped
 from agentfootprint.hosting._host_seal import host_key, open_record, seal_record
-from agentfootprint.hosting.body import DEFAULT_MAX_BODY_BYTES, check_content_length, parse_json_body, read_body_capped
 from agentfootprint.hosting.limits import Admission, AdmissionLimits, Ticket
 from agentfootprint.hosting.memory_store import memory_sessions
 from agentfootprint.hosting.plan import (

@@ -11,8 +11,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from agentfootprint.hosting._ids import TOOL_NAME_PATTERN
 from agentfootprint.hosting.refusal import HostingConfigError, WireRequestRefusal
-from agentfootprint.hosting.request import TOOL_NAME_PATTERN, ToolMessageIn, TurnRequest, UserMessageIn
+from agentfootprint.hosting.request import ToolMessageIn, TurnRequest, UserMessageIn
 from agentfootprint.identity import Identity, coerce_identity
 
 __all__ = [

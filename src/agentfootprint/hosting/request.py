@@ -5,7 +5,6 @@ Whichever reader produced it, the core checks the turn; refusals name the wire f
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
@@ -13,13 +12,11 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from agentfootprint.hosting.body import check_json_value, check_text, plain_json_copy
+from agentfootprint.hosting._body import check_json_value, check_text, plain_json_copy
+from agentfootprint.hosting._ids import ID_PATTERN, MAX_ID_LENGTH, TOOL_NAME_PATTERN
 from agentfootprint.hosting.refusal import WireRequestRefusal
 
 __all__ = [
-    "ID_PATTERN",
-    "MAX_ID_LENGTH",
-    "TOOL_NAME_PATTERN",
     "ContextItem",
     "HistoryMessageIn",
     "MessageIn",
@@ -35,15 +32,6 @@ __all__ = [
     "read_request",
     "run_agent_input_reader",
 ]
-
-MAX_ID_LENGTH = 128
-"""The longest id read (thread, run, message, tool call, interrupt): longer is refused, never truncated."""
-
-ID_PATTERN = re.compile(r"[A-Za-z0-9._:-]{1,128}", re.ASCII)
-"""An id's charset: ASCII letters, digits, ``.``, ``_``, ``:`` and ``-`` (UUIDs, ULIDs, ``run_1:a``); whole match."""
-
-TOOL_NAME_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}", re.ASCII)
-"""A frontend tool's name, as ``agentfootprint.tools`` names tools; whole match."""
 
 _READ_ROLES = frozenset({"user", "assistant", "tool", "activity", "reasoning"})
 _INSTRUCTION_ROLES = frozenset({"system", "developer"})

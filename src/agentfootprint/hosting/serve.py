@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from agentfootprint._loader import FactoryPathError, import_path
-from agentfootprint.hosting.body import DEFAULT_MAX_BODY_BYTES
+from agentfootprint.hosting._body import DEFAULT_MAX_BODY_BYTES
 from agentfootprint.hosting.refusal import HostingConfigError
 from agentfootprint.hosting.sessions import DEFAULT_LEASE_SECONDS
 

@@ -5,18 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agentfootprint.errors import AgentFootprintError
+from agentfootprint.tools._codes import ERR_INVALID_TOOL_ARGS
 
 if TYPE_CHECKING:
     from agentfootprint.tools.validation import ArgIssue
 
 __all__ = [
-    "ERR_CHECK_IN_DECLINED",
-    "ERR_INVALID_TOOL_ARGS",
-    "ERR_PERMISSION_DENIED",
-    "ERR_PERMISSION_HALT",
-    "ERR_TOOL_RAISED",
-    "ERR_TOOL_RESULT_UNSERIALISABLE",
-    "ERR_UNKNOWN_TOOL",
     "DuplicateToolError",
     "InvalidToolDefinitionError",
     "PauseOutsideAgentError",
@@ -24,14 +18,6 @@ __all__ = [
     "ToolArgumentsError",
     "ToolError",
 ]
-
-ERR_UNKNOWN_TOOL = "ERR_UNKNOWN_TOOL"
-ERR_INVALID_TOOL_ARGS = "ERR_INVALID_TOOL_ARGS"
-ERR_TOOL_RAISED = "ERR_TOOL_RAISED"
-ERR_TOOL_RESULT_UNSERIALISABLE = "ERR_TOOL_RESULT_UNSERIALISABLE"
-ERR_PERMISSION_DENIED = "ERR_PERMISSION_DENIED"
-ERR_PERMISSION_HALT = "ERR_PERMISSION_HALT"
-ERR_CHECK_IN_DECLINED = "ERR_CHECK_IN_DECLINED"
 
 
 class ToolError(AgentFootprintError):

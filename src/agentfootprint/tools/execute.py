@@ -11,8 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentfootprint.tools.context import ToolContext
-from agentfootprint.tools.errors import (
+from agentfootprint.tools._codes import (
     ERR_CHECK_IN_DECLINED,
     ERR_INVALID_TOOL_ARGS,
     ERR_PERMISSION_DENIED,
@@ -20,8 +19,9 @@ from agentfootprint.tools.errors import (
     ERR_TOOL_RAISED,
     ERR_TOOL_RESULT_UNSERIALISABLE,
     ERR_UNKNOWN_TOOL,
-    ToolArgumentsError,
 )
+from agentfootprint.tools.context import ToolContext
+from agentfootprint.tools.errors import ToolArgumentsError
 from agentfootprint.tools.tool import PermissionChecker, Tool
 from agentfootprint.tools.validation import ArgIssue, format_issues, validate_tool_args
 
