@@ -4,6 +4,7 @@ from typing import TYPE_CHECKING
 
 from agentfootprint import _wiring  # noqa: F401  (registers the extensions above the agent)
 from agentfootprint._lazy import lazy_exports as _lazy_exports
+from agentfootprint._version import __version__ as __version__
 from agentfootprint.agent import (
     Agent,
     AgentBuilder,
@@ -108,7 +109,6 @@ __all__ = [
     "recorded_chat",
     "tool",
 ]
-__version__ = "0.1.0"
 
 if TYPE_CHECKING:  # loaded on first use: compositions and the honesty layer sit above the agent
     from agentfootprint.compose import (

@@ -550,7 +550,7 @@ def instrument(
         from opentelemetry import trace
     except ImportError as exc:
         raise OtelUnavailableError("OpenTelemetry is not installed: pip install 'agentfootprint[otel]'") from exc
-    from agentfootprint import __version__
+    from agentfootprint._version import __version__
 
     tracer = trace.get_tracer("agentfootprint", __version__, tracer_provider)
     capture = capture_content_from_env() if capture_content is None else bool(capture_content)
