@@ -53,7 +53,7 @@ def _version_callback(value: bool) -> None:
     if value:
         import typer
 
-        from agentfootprint import __version__
+        from agentfootprint._version import __version__
 
         print(f"agentfootprint {__version__}")
         raise typer.Exit()
@@ -199,14 +199,13 @@ def _app() -> Any:
         path: str = typer.Option("/mcp", help="Endpoint path with --http."),
     ) -> None:
         """Serve ``module:factory`` over MCP: one tool named after the agent, argument ``message``."""
-        import asyncio
-
+        from agentfootprint._sync import run_sync
         from agentfootprint.hosting.serve import load_factory
         from agentfootprint.mcp import mcp_app, serve_stdio
 
         factory = load_factory(target)
         if not http:
-            asyncio.run(serve_stdio(factory))
+            run_sync(serve_stdio(factory), "serve_stdio")
             return
         import uvicorn
 
@@ -233,7 +232,7 @@ def _app() -> Any:
     @app.command()
     def version() -> None:
         """Print the installed version."""
-        from agentfootprint import __version__
+        from agentfootprint._version import __version__
 
         print(f"agentfootprint {__version__}")
 

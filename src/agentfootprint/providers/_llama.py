@@ -195,17 +195,8 @@ class LlamaInProcessProvider(BaseProvider):
         for piece_kind, piece in state.finish():
             yield StreamChunk(kind="text" if piece_kind == "text" else "reasoning", text=piece)
         calls = state.tool_calls()
-        for call in calls:
-            yield StreamChunk(kind="tool_call", tool_call=call)
-        response = LLMResponse(
-            content="".join(state.text),
-            tool_calls=calls,
-            reasoning=state.reasoning_blocks(),
-            usage=state.usage,
-            model=self.model_alias,
-            finish_reason=state.finish_reason,
-        )
-        yield StreamChunk(kind="done", response=response)
+        for chunk in state.closing_chunks(calls, self.model_alias):
+            yield chunk
 
     def close(self) -> None:
         """Free the model's memory; later calls raise."""

@@ -228,6 +228,19 @@ class _StreamState:
         blocks = [ReasoningBlock(text="".join(parts), source=source) for source, parts in self.reasoning.items()]
         return blocks + self.think.blocks()
 
+    def closing_chunks(self, calls: list[ToolCall], model: str | None) -> list[StreamChunk]:
+        """The stream's last chunks: one per tool call, then ``done`` with the whole response."""
+        response = LLMResponse(
+            content="".join(self.text),
+            tool_calls=calls,
+            reasoning=self.reasoning_blocks(),
+            usage=self.usage,
+            model=model,
+            finish_reason=self.finish_reason,
+        )
+        chunks = [StreamChunk(kind="tool_call", tool_call=call) for call in calls]
+        return [*chunks, StreamChunk(kind="done", response=response)]
+
     def _feed_call(self, call: dict[str, Any], position: int) -> None:
         index = call.get("index", position)
         if not isinstance(index, int) or isinstance(index, bool):
@@ -351,17 +364,8 @@ class OpenAICompatibleProvider(HTTPProvider):
             calls = state.tool_calls()
         except WireFormatError as exc:
             raise self.bad_response(exc) from None
-        for call in calls:
-            yield StreamChunk(kind="tool_call", tool_call=call)
-        response = LLMResponse(
-            content="".join(state.text),
-            tool_calls=calls,
-            reasoning=state.reasoning_blocks(),
-            usage=state.usage,
-            model=state.model,
-            finish_reason=state.finish_reason,
-        )
-        yield StreamChunk(kind="done", response=response)
+        for chunk in state.closing_chunks(calls, state.model):
+            yield chunk
 
 
 def _error_text(error: object) -> str:

@@ -1,0 +1,43 @@
+"""Suite-wide guard: a test run that leaves a new file in the working tree fails (tests write under ``tmp_path``)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[1]
+_BEFORE = pytest.StashKey[frozenset[str] | None]()
+
+
+def untracked_files(root: Path = ROOT) -> frozenset[str] | None:
+    """Files git neither tracks nor ignores below ``root``; None outside a git checkout."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(root), "ls-files", "--others", "--exclude-standard", "-z"],
+            capture_output=True,
+            check=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return frozenset(p for p in out.stdout.decode("utf-8", "surrogateescape").split("\0") if p)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    session.config.stash[_BEFORE] = untracked_files()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    before = session.config.stash.get(_BEFORE, None)
+    after = untracked_files()
+    if before is None or after is None:
+        return
+    written = sorted(after - before)
+    if written:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            shown = ", ".join(written[:20]) + (f" (+{len(written) - 20} more)" if len(written) > 20 else "")
+            reporter.write_line(f"the test run wrote into the working tree (write under tmp_path): {shown}", red=True)
