@@ -34,7 +34,7 @@ test-setup: $(STAMP)
 	@PY=$(BIN)/python VENV=$(VENV) bash scripts/setup-test.sh
 
 test: test-setup
-	$(BIN)/python -m pytest
+	AGENTFOOTPRINT_TREE_GUARD=strict $(BIN)/python -m pytest
 
 bench: $(STAMP)
 	@PY=$(BIN)/python VENV=$(VENV) bash scripts/setup-test.sh pgvector

@@ -1,7 +1,9 @@
-"""Suite-wide guard: a test run that leaves a new file in the working tree fails (tests write under ``tmp_path``)."""
+"""Suite-wide guard: a test run that leaves a new file in the working tree says so, and fails under ``make test``
+(``AGENTFOOTPRINT_TREE_GUARD=strict``); tests write under ``tmp_path``."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -36,7 +38,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     written = sorted(after - before)
     if written:
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if os.environ.get("AGENTFOOTPRINT_TREE_GUARD") == "strict":
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:
             shown = ", ".join(written[:20]) + (f" (+{len(written) - 20} more)" if len(written) > 20 else "")
