@@ -294,6 +294,7 @@ PINNED: dict[str, list[str]] = {
         "Recorded",
         "Recorder",
         "RecorderFailure",
+        "RecordingDials",
         "RedactionPolicy",
         "Redactor",
         "Scope",

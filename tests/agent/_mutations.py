@@ -146,6 +146,7 @@ _UNNAMED_COMMIT_FIELDS = {
     "break_reason",
     "used_args",
     "error",
+    "read_values",  # a copy of what each read saw (recording dials): evidence, like emits
 }
 _NAMED_TOP = {"run_id", "tool_call_id", "tool_name", "request_id", "question", "format", "version", "flow"}
 _UNNAMED_FLOW = {"args", "contains_unredacted_values"}
@@ -183,6 +184,12 @@ def _lying_read(mutated: dict[str, Any], original: dict[str, Any]) -> bool:
     return False
 
 
+def _lying_provenance(commit: dict[str, Any], k: int) -> bool:
+    """Whether a write's ``read_keys`` names anything but a prefix of its commit's reads, in the order made."""
+    keys = commit["writes"][k].get("read_keys")
+    return keys is not None and keys != list(commit["reads"])[: len(keys) if isinstance(keys, list) else 0]
+
+
 def pause_named(m: Mutation, original: dict[str, Any], mutated: dict[str, Any]) -> bool:
     """Whether an edit touches what a pause checkpoint must be consistent about (run ids, the pause kind and
     position, answers to calls made, state vs commit log, the request id, sizes)."""
@@ -207,6 +214,8 @@ def pause_named(m: Mutation, original: dict[str, Any], mutated: dict[str, Any]) 
             return False  # evidence only: how a decision was reached, what a stage emitted
         if name == "reads":  # which keys a stage read is evidence; a read pointing at a non-writer is a lie
             return _lying_read(mutated, original)
+        if name == "writes" and len(p) > 5 and p[5] == "read_keys":  # provenance is a prefix of the reads, or a lie
+            return _lying_provenance(mutated["flow"]["commit_log"][p[2]], p[4])
         if name == "writes" and len(p) > 4 and m.op != "grow" and (len(p) == 5 or p[5] == "value"):
             if m.op == "swap" and len(p) == 5:
                 return False  # the order of one commit's writes (of different keys) means nothing

@@ -60,6 +60,7 @@ from agentfootprint.flow import (
     render_narrative,
 )
 from agentfootprint.flow.errors import RAW_STATE_ATTR
+from agentfootprint.flow.recording import RecordingDials
 from agentfootprint.identity import Identity
 from agentfootprint.providers import Provider, Usage
 from agentfootprint.tools import DuplicateToolError, Tool
@@ -70,6 +71,20 @@ if TYPE_CHECKING:  # the honesty extension's results (the agent never imports th
 T = TypeVar("T", bound=BaseModel)
 E = TypeVar("E", bound=Extension)
 _MAX_ITERATIONS_CEILING = 1000
+
+
+def recording_dials(read_tracking: Any, commit_values: Any, write_provenance: Any) -> RecordingDials:
+    """The three recording dials, each refused by name when it is not one of its values (the value is not quoted)."""
+    allowed = {
+        "read_tracking": ("summary", "full"),
+        "commit_values": ("delta", "full"),
+        "write_provenance": ("off", "reads-prefix"),
+    }
+    given = {"read_tracking": read_tracking, "commit_values": commit_values, "write_provenance": write_provenance}
+    for dial, value in given.items():
+        if not isinstance(value, str) or value not in allowed[dial]:
+            raise AgentBuildError(f"{dial} must be one of {', '.join(repr(v) for v in allowed[dial])}")
+    return RecordingDials(**given)
 
 
 def _identity_dict(identity: Identity | None) -> dict[str, Any] | None:
@@ -126,6 +141,9 @@ class Agent:
         wrap_up_at_max_iterations: bool = True,
         caching: Literal["on", "off"] = "on",
         record_system_prompt: bool = False,
+        read_tracking: Literal["summary", "full"] = "summary",
+        commit_values: Literal["delta", "full"] = "delta",
+        write_provenance: Literal["off", "reads-prefix"] = "off",
         react_mode: Literal["dynamic", "classic", "dynamic-grouped"] = "dynamic",
         observer_delivery: Literal["inline", "deferred"] = "inline",
         observer_queue: int = 10_000,
@@ -136,6 +154,8 @@ class Agent:
 
         ``caching="off"`` sends no prompt-cache markers at all (a global kill switch over every cache policy);
         ``record_system_prompt=True`` puts the assembled system prompt on every ``stream.llm_start`` event.
+        Recording dials: ``read_tracking="full"`` keeps the value each read saw on its commit, ``commit_values="full"``
+        records appends and merges as whole values, ``write_provenance="reads-prefix"`` names each write's prior reads.
         ``react_mode``: ``dynamic`` recomposes the context every iteration, ``classic`` composes it once per turn,
         ``dynamic-grouped`` recomposes it as one recorded step. ``observer_delivery="deferred"`` delivers events to
         listeners after the run returns, from a queue of ``observer_queue`` events (see ``drain_observers``).
@@ -156,6 +176,7 @@ class Agent:
             raise AgentBuildError("caching must be 'on' or 'off'")
         if not isinstance(record_system_prompt, bool):
             raise AgentBuildError("record_system_prompt must be True or False")
+        dials = recording_dials(read_tracking, commit_values, write_provenance)
         if not hasattr(provider, "complete"):
             raise AgentBuildError(f"provider must implement complete(request), got {type(provider).__name__}")
         if not isinstance(max_iterations, int) or not 1 <= max_iterations <= _MAX_ITERATIONS_CEILING:
@@ -190,6 +211,7 @@ class Agent:
                 wrap_up_at_max_iterations=read_switch("wrap_up_at_max_iterations", wrap_up_at_max_iterations),
                 caching=caching,
                 record_system_prompt=record_system_prompt,
+                recording=dials,
                 react_mode=react_mode,
                 observer_delivery=observer_delivery,
                 observer_queue=observer_queue,
@@ -520,7 +542,13 @@ class Agent:
         return await self._execute(
             run,
             lambda: self.chart.run(
-                args=args, redaction=policy, run_id=run_id, deps=run, cancel=run.signal, timeout=options.timeout
+                args=args,
+                redaction=policy,
+                run_id=run_id,
+                deps=run,
+                cancel=run.signal,
+                timeout=options.timeout,
+                recording=self.config.recording,
             ),
         )
 
@@ -772,6 +800,7 @@ class Agent:
                     origin=origin,
                     cancel=run.signal,
                     timeout=opts.timeout,
+                    recording=self.config.recording,
                 ),
             )
         finally:

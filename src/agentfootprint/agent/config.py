@@ -13,6 +13,7 @@ from agentfootprint.context import ContextBudget, Injection, MemoryInjection, Ra
 from agentfootprint.context.injection import CachePolicy
 from agentfootprint.context.window import SummarizeOldest, TokenBudgetWindow
 from agentfootprint.flow import RedactionPolicy
+from agentfootprint.flow.recording import DEFAULT_DIALS, RecordingDials
 from agentfootprint.providers import Provider, ThinkingHandler
 from agentfootprint.tools import PermissionChecker, Tool
 
@@ -80,6 +81,7 @@ class AgentConfig:
     system_prompt_cache: CachePolicy = "always"
     caching: Literal["on", "off"] = "on"
     record_system_prompt: bool = False
+    recording: RecordingDials = DEFAULT_DIALS
     thinking_budget: int | None = None
     thinking_handler: ThinkingHandler | None = None
     react_mode: Literal["dynamic", "classic", "dynamic-grouped"] = "dynamic"

@@ -23,6 +23,7 @@ from agentfootprint.flow.errors import (
 from agentfootprint.flow.narrative import NarrativeEntry, narrative_text, render_narrative
 from agentfootprint.flow.pause import FlowCheckpoint, pause, resume_answer
 from agentfootprint.flow.recorder import Recorder, RecorderFailure
+from agentfootprint.flow.recording import RecordingDials
 from agentfootprint.flow.redaction import REDACTED, RedactionPolicy, Redactor
 from agentfootprint.flow.result import FlowResult
 from agentfootprint.flow.scope import Scope
@@ -58,6 +59,7 @@ __all__ = [
     "Recorded",
     "Recorder",
     "RecorderFailure",
+    "RecordingDials",
     "RedactionPolicy",
     "Redactor",
     "Scope",

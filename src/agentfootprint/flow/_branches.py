@@ -187,6 +187,7 @@ class Fork:
                 ns.name,
                 kind="branch",
                 reads=scope._reads,
+                read_values=scope._read_values,
                 writes=writes,
                 emits=scope._emits,
                 parent_runtime_stage_id=self.owner_rid,

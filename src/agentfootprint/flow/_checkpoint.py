@@ -162,6 +162,7 @@ def check_log(chart: FlowChart, cp: FlowCheckpoint) -> None:
                 raise InvalidCheckpointError(
                     f"{where} reads from a commit that did not write it", field=f"{where}.reads"
                 )
+        check_read_evidence(c, where)
         wrote.append(frozenset(c.keys_written()) if c.applied else frozenset())
         if c.kind == "subflow-enter" and c.namespace:
             folds[c.namespace] = Namespace(c.namespace)
@@ -186,6 +187,21 @@ def check_log(chart: FlowChart, cp: FlowCheckpoint) -> None:
         if fold.last_writer != nsc.last_writer:
             raise InvalidCheckpointError(
                 "a namespace's last writers are not its commit log's", field=_field_ns(name, charts, "last_writer")
+            )
+
+
+def check_read_evidence(c: Commit, where: str) -> None:
+    """What the recording dials add is about the commit's own reads: values only for keys it read, and each write's
+    provenance a prefix of its reads in the order they were first made."""
+    if c.read_values is not None and not set(c.read_values) <= set(c.reads):
+        raise InvalidCheckpointError(
+            f"{where} holds a read value for a key it did not read", field=f"{where}.read_values"
+        )
+    order = list(c.reads)
+    for k, w in enumerate(c.writes):
+        if w.read_keys is not None and w.read_keys != order[: len(w.read_keys)]:
+            raise InvalidCheckpointError(
+                f"{where} names reads before a write that it did not make", field=f"{where}.writes.{k}.read_keys"
             )
 
 
@@ -237,4 +253,11 @@ def check_pending_answers(frames: list[CheckpointFrame], answer: Any) -> None:
         check_pending_answers(pending[branch].frames, value)
 
 
-__all__ = ["check_frames", "check_log", "check_pending_answers", "checkpoint_json", "load_checkpoint"]
+__all__ = [
+    "check_frames",
+    "check_log",
+    "check_pending_answers",
+    "check_read_evidence",
+    "checkpoint_json",
+    "load_checkpoint",
+]

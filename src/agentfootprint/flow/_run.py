@@ -19,6 +19,7 @@ from agentfootprint.flow.chart import FlowChart
 from agentfootprint.flow.errors import FlowCancelledError, attach_snapshot
 from agentfootprint.flow.pause import CheckpointFrame
 from agentfootprint.flow.recorder import Recorder
+from agentfootprint.flow.recording import RecordingDials
 from agentfootprint.flow.redaction import RedactionPolicy
 from agentfootprint.flow.result import FlowResult
 
@@ -98,6 +99,7 @@ async def execute(
     redaction: RedactionPolicy | None,
     run_id: str | None,
     deps: Any = None,
+    recording: RecordingDials | None = None,
 ) -> FlowResult:
     if state is not None and not isinstance(state, Mapping):
         raise TypeError(f"state must be a dict, got {type(state).__name__}")
@@ -111,6 +113,7 @@ async def execute(
         cancel=cancel,
         timeout=timeout,
         deps=deps,
+        dials=recording,
     )
     return await _execute(rs, chart.root, [])
 
@@ -127,6 +130,7 @@ async def execute_resume(
     deps: Any = None,
     run_id: str | None = None,
     origin: Mapping[str, Any] | None = None,
+    recording: RecordingDials | None = None,
 ) -> FlowResult:
     cp = load_checkpoint(chart, checkpoint)
     rs = RunState(
@@ -139,6 +143,7 @@ async def execute_resume(
         cancel=cancel,
         timeout=timeout,
         deps=deps,
+        dials=recording,
     )
     rs.log = list(cp.commit_log)
     rs.counter = cp.counter

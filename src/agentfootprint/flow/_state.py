@@ -14,6 +14,7 @@ from agentfootprint.flow.commit import Commit, Write
 from agentfootprint.flow.errors import FlowCancelledError
 from agentfootprint.flow.pause import _NO_ANSWER
 from agentfootprint.flow.recorder import Dispatch, Recorder, RecorderFailure
+from agentfootprint.flow.recording import DEFAULT_DIALS, RecordingDials
 from agentfootprint.flow.redaction import RedactionPolicy, Redactor
 from agentfootprint.flow.scope import check_key
 from agentfootprint.flow.snapshot import FlowSnapshot
@@ -34,8 +35,10 @@ class RunState:
         cancel: CancelToken | None,
         timeout: float | None,
         deps: Any = None,
+        dials: RecordingDials | None = None,
     ) -> None:
         self.chart = chart
+        self.dials = dials if dials is not None else DEFAULT_DIALS
         self.deps = deps
         self.run_id = run_id
         self.args: FrozenDict = freeze(dict(args or {}))
@@ -133,13 +136,25 @@ class RunState:
 
 def redact_commit(commit: Commit, red: Redactor) -> Commit:
     """A copy of a commit with redacted values replaced (the original keeps real values)."""
-    writes = [Write.model_construct(path=w.path, verb=w.verb, value=red.redact(w.value, w.path)) for w in commit.writes]
+    writes = [
+        Write.model_construct(path=w.path, verb=w.verb, value=red.redact(w.value, w.path), read_keys=w.read_keys)
+        for w in commit.writes
+    ]
+    seen = commit.read_values
+    read_values = {k: red.redact(v, k) for k, v in seen.items()} if seen is not None else None
     emits = [{"name": e["name"], "payload": red.redact(e["payload"])} for e in commit.emits]
     decision = red.redact(commit.decision) if commit.decision is not None else None
     error = red.scrub_text(commit.error) if commit.error else commit.error
     brk = red.scrub_text(commit.break_reason) if commit.break_reason else commit.break_reason
     return commit.model_copy(
-        update={"writes": writes, "emits": emits, "decision": decision, "error": error, "break_reason": brk}
+        update={
+            "writes": writes,
+            "read_values": read_values,
+            "emits": emits,
+            "decision": decision,
+            "error": error,
+            "break_reason": brk,
+        }
     )
 
 

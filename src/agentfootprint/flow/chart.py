@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from agentfootprint.flow.cancel import CancelToken
     from agentfootprint.flow.pause import FlowCheckpoint
     from agentfootprint.flow.recorder import Recorder
+    from agentfootprint.flow.recording import RecordingDials
     from agentfootprint.flow.redaction import RedactionPolicy
     from agentfootprint.flow.result import FlowResult
 
@@ -166,10 +167,12 @@ class FlowChart:
         redaction: RedactionPolicy | None = None,
         run_id: str | None = None,
         deps: Any = None,
+        recording: RecordingDials | None = None,
     ) -> FlowResult:
         """Run the chart from its root over ``state``; raises a failing stage's own exception (with ``.snapshot``).
 
-        ``deps`` are per-run dependencies every stage receives as ``scope.deps`` (never recorded)."""
+        ``deps`` are per-run dependencies every stage receives as ``scope.deps`` (never recorded); ``recording``
+        sets how much the commit log keeps (see :class:`RecordingDials`; the defaults keep the least)."""
         from agentfootprint.flow._run import execute
 
         return await execute(
@@ -182,6 +185,7 @@ class FlowChart:
             redaction=redaction,
             run_id=run_id,
             deps=deps,
+            recording=recording,
         )
 
     async def resume(
@@ -196,6 +200,7 @@ class FlowChart:
         deps: Any = None,
         run_id: str | None = None,
         origin: Mapping[str, Any] | None = None,
+        recording: RecordingDials | None = None,
     ) -> FlowResult:
         """Continue a paused run: the paused stage re-runs and its ``pause()`` returns ``answer``.
 
@@ -214,6 +219,7 @@ class FlowChart:
             deps=deps,
             run_id=run_id,
             origin=origin,
+            recording=recording,
         )
 
     def load_checkpoint(self, checkpoint: Any) -> FlowCheckpoint:

@@ -18,6 +18,8 @@ class Write(BaseModel):
     path: str
     verb: WriteVerb
     value: Any = None
+    read_keys: list[str] | None = None
+    """The keys the stage had read before this write (only under ``write_provenance="reads-prefix"``)."""
 
 
 class Commit(BaseModel):
@@ -32,6 +34,8 @@ class Commit(BaseModel):
     kind: CommitKind = "stage"
     namespace: str = ""
     reads: dict[str, int | None] = Field(default_factory=dict)
+    read_values: dict[str, Any] | None = None
+    """The value each read saw (only under ``read_tracking="full"``; a key read while absent is left out)."""
     writes: list[Write] = Field(default_factory=list)
     failed: bool = False
     paused: bool = False

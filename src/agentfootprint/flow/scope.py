@@ -10,6 +10,7 @@ from agentfootprint.flow._frozen import FrozenDict, FrozenList, deep_equal, free
 from agentfootprint.flow._namespace import MISSING, Namespace
 from agentfootprint.flow.commit import Write
 from agentfootprint.flow.errors import InvalidStateKeyError
+from agentfootprint.flow.recording import DEFAULT_DIALS
 
 if TYPE_CHECKING:
     from agentfootprint.flow._frame import StageFrame
@@ -30,7 +31,18 @@ def check_key(key: Any) -> str:
 class Scope:
     """Read and write shared state inside one stage; writes commit when the stage ends, net change only."""
 
-    __slots__ = ("_break", "_capture", "_emits", "_frame", "_ns", "_reads", "_staged", "_used_args")
+    __slots__ = (
+        "_break",
+        "_capture",
+        "_emits",
+        "_frame",
+        "_ns",
+        "_provenance",
+        "_read_values",
+        "_reads",
+        "_staged",
+        "_used_args",
+    )
 
     def __init__(self, ns: Namespace, frame: StageFrame | None = None) -> None:
         self._ns = ns
@@ -41,15 +53,20 @@ class Scope:
         self._emits: list[dict[str, Any]] = []
         self._break: str | None = None
         self._used_args = False
+        dials = frame.run.dials if frame is not None else DEFAULT_DIALS
+        self._read_values: dict[str, Any] | None = {} if dials.read_tracking == "full" else None
+        self._provenance: dict[str, list[str]] | None = {} if dials.write_provenance == "reads-prefix" else None
 
     # -- reads -------------------------------------------------------------------------------------------
     def _committed(self, key: str) -> Any:
         ns = self._ns
+        value = ns.state.get(key, MISSING)
         if key not in self._reads:
             self._reads[key] = ns.last_writer.get(key)
+            if self._read_values is not None and value is not MISSING:
+                self._read_values[key] = value  # frozen: kept by reference, never copied
         if self._capture is not None:
             self._capture.append(key)
-        value = ns.state.get(key, MISSING)
         frame = self._frame
         if frame is not None and frame.run.dispatch.on_read:
             frame.run.dispatch.read(frame, key, value)
@@ -98,6 +115,8 @@ class Scope:
 
     # -- writes ------------------------------------------------------------------------------------------
     def _notify(self, key: str, verb: str, value: Any) -> None:
+        if self._provenance is not None:
+            self._provenance[key] = list(self._reads)
         frame = self._frame
         if frame is not None and frame.run.dispatch.on_write:
             frame.run.dispatch.write(frame, key, verb, value)
@@ -234,6 +253,28 @@ class Scope:
 
     def _net_writes(self) -> list[Write]:
         """Staged operations reduced to net changes against committed state (no-ops drop out)."""
+        out = self._delta_writes()
+        if self._frame is not None and self._frame.run.dials.commit_values == "full":
+            out = [self._whole(w) for w in out]
+        if self._provenance is not None:
+            prov = self._provenance
+            out = [Write.model_construct(path=w.path, verb=w.verb, value=w.value, read_keys=prov[w.path]) for w in out]
+        return out
+
+    def _whole(self, w: Write) -> Write:
+        """A delta write as the whole value it leaves (``commit_values="full"``)."""
+        base = self._ns.state.get(w.path, MISSING)
+        if w.verb == "append":
+            grown = FrozenList(base if isinstance(base, list) else ())
+            list.extend(grown, w.value)
+            return Write.model_construct(path=w.path, verb="set", value=grown)
+        if w.verb == "merge":
+            return Write.model_construct(
+                path=w.path, verb="set", value=FrozenDict({**(base if isinstance(base, dict) else {}), **w.value})
+            )
+        return w
+
+    def _delta_writes(self) -> list[Write]:
         state = self._ns.state
         out: list[Write] = []
         for key, (verb, value) in self._staged.items():
