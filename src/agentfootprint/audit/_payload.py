@@ -135,7 +135,13 @@ def commit_payload(commit: Commit, mode: PayloadMode) -> dict[str, Any]:
     data = commit.model_dump()
     if mode == "verbatim":
         return jsonable(data)  # type: ignore[no-any-return]
-    data["writes"] = [{"path": w.path, "verb": w.verb, "shape": shape(w.value)} for w in commit.writes]
+    data["writes"] = [
+        {"path": w.path, "verb": w.verb, "shape": shape(w.value)}
+        | ({"read_keys": list(w.read_keys)} if w.read_keys is not None else {})
+        for w in commit.writes
+    ]
+    if commit.read_values is not None:
+        data["read_values"] = {k: shape(v) for k, v in commit.read_values.items()}
     data["emits"] = [{"name": _name(e.get("name")), "shape": shape(e.get("payload"))} for e in commit.emits]
     data["error"] = _exception_name(commit.error)
     data["decision"] = _bounded_decision(data.get("decision"))

@@ -18,7 +18,7 @@ class Write(BaseModel):
     path: str
     verb: WriteVerb
     value: Any = None
-    read_keys: list[str] | None = None
+    read_keys: list[str] | None = Field(default=None, exclude_if=lambda v: v is None)
     """The keys the stage had read before this write (only under ``write_provenance="reads-prefix"``)."""
 
 
@@ -34,7 +34,7 @@ class Commit(BaseModel):
     kind: CommitKind = "stage"
     namespace: str = ""
     reads: dict[str, int | None] = Field(default_factory=dict)
-    read_values: dict[str, Any] | None = None
+    read_values: dict[str, Any] | None = Field(default=None, exclude_if=lambda v: v is None)
     """The value each read saw (only under ``read_tracking="full"``; a key read while absent is left out)."""
     writes: list[Write] = Field(default_factory=list)
     failed: bool = False
