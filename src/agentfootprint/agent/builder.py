@@ -257,6 +257,14 @@ class AgentBuilder:
         """Check every name and number in the final answer against the run's evidence (assist / guard / rails)."""
         return self.use(named_extension("evidence_gate", posture=posture, allow=allow))
 
+    def check_in(self, *, evidence: Literal["standard", "minimal"] = "standard", scorer: Any = None) -> AgentBuilder:
+        """How much evidence rides a check-in (consent) pause: ``standard`` (the default, also without this call)
+        fills what the run read, what drove the call and the trail; ``minimal`` only what the tool will do.
+        ``scorer`` ranks the drivers (``name`` + ``score(source, call)``; default: lexical, no model call)."""
+        if any(e.name == "honesty" for e in self._extensions):
+            raise AgentBuildError("check_in() was already called on this builder")
+        return self.use(named_extension("honesty", evidence=evidence, scorer=scorer))
+
     def self_explain(self) -> AgentBuilder:
         """Give the model bounded trace tools over its previous run, so "why did you say X?" reads the record."""
         if any(e.name == "self_explain" for e in self._extensions):

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field, ValidationError
 from agentfootprint._text import one_line
 from agentfootprint.agent.consent import APPROVE, DECLINE, check_in_approved, check_in_declined
 from agentfootprint.explain.backtrack import BacktrackError, backtrack
-from agentfootprint.explain.scoring import LexicalScorer
+from agentfootprint.explain.scoring import LexicalScorer, Scorer
 from agentfootprint.flow import FlowResult, FlowSnapshot
 
 PACK_FORMAT: Literal["agentfootprint.check_in"] = "agentfootprint.check_in"
@@ -20,6 +20,9 @@ _MAX_DRIVERS = 5
 _MAX_TRAIL = 50
 _EXCERPT = 160
 DRIVERS_NOTE = "Drivers are ranked by text overlap with the call (lexical proxy, no model call); not a causal claim."
+MINIMAL_NOTE = "Minimal evidence: only what the tool will do (what the run read and what drove the call were not kept)."
+Evidence = Literal["standard", "minimal"]
+EVIDENCE_PRESETS: tuple[str, ...] = ("standard", "minimal")
 
 
 class ReadItem(BaseModel):
@@ -64,6 +67,8 @@ class CheckInPack(BaseModel):
     trail: list[TrailStep] = Field(default_factory=list)
     asked_at: str | None = None
     decided_at: str | None = None
+    evidence: Evidence = "standard"
+    """``standard`` fills ``read``, ``drivers`` and ``trail``; ``minimal`` only ``will_do``."""
     scorer: str = "lexical"
     note: str = DRIVERS_NOTE
 
@@ -120,8 +125,17 @@ def _trail(snapshot: FlowSnapshot, tool_name: str, args: Mapping[str, Any], aske
     return steps[-_MAX_TRAIL:]
 
 
-def build_check_in_pack(snapshot: FlowSnapshot, tool_name: str, tool_call_id: str) -> CheckInPack:
-    """The pack for a paused check-in, from the served (redacted) record only: nothing here calls a model."""
+def build_check_in_pack(
+    snapshot: FlowSnapshot,
+    tool_name: str,
+    tool_call_id: str,
+    *,
+    evidence: Evidence = "standard",
+    scorer: Scorer | None = None,
+) -> CheckInPack:
+    """The pack for a paused check-in, from the served (redacted) record only: nothing here calls a model.
+
+    ``evidence="minimal"`` keeps only what the tool will do; ``scorer`` ranks the drivers (default: lexical)."""
     paused = _paused_commit(snapshot)
     asked_at = paused.runtime_stage_id if paused is not None else None
     args = _call_args(snapshot, paused, tool_call_id)
@@ -129,6 +143,18 @@ def build_check_in_pack(snapshot: FlowSnapshot, tool_name: str, tool_call_id: st
     will_do = f"Run tool '{tool_name}' with {_args_summary(args)}"
     if description:
         will_do += f" — {one_line(description, 160)}"
+    ranker: Scorer = scorer if scorer is not None else LexicalScorer()
+    if evidence == "minimal":
+        return CheckInPack(
+            tool_name=tool_name,
+            tool_call_id=tool_call_id,
+            args=args,
+            will_do=will_do,
+            asked_at=asked_at,
+            evidence="minimal",
+            scorer=ranker.name,
+            note=MINIMAL_NOTE,
+        )
     read: list[ReadItem] = []
     drivers: list[Driver] = []
     decided_at: str | None = None
@@ -150,8 +176,7 @@ def build_check_in_pack(snapshot: FlowSnapshot, tool_name: str, tool_call_id: st
         if paused is not None and paused.reads.get("last_response") is not None:
             response = snapshot.value_at("last_response", paused.reads["last_response"], paused.namespace) or {}
             response_text = str(response.get("content") or "")
-        scorer = LexicalScorer()
-        scored = [(s, scorer.score(s.text, f"{call_text} {response_text}")) for s in consumed]
+        scored = [(s, float(ranker.score(s.text, f"{call_text} {response_text}"))) for s in consumed]
         scored = [p for p in scored if p[1] > 0]
         scored.sort(key=lambda p: (-p[1], p[0].position))
         drivers = [
@@ -168,15 +193,24 @@ def build_check_in_pack(snapshot: FlowSnapshot, tool_name: str, tool_call_id: st
         trail=_trail(snapshot, tool_name, args, asked_at),
         asked_at=asked_at,
         decided_at=decided_at,
+        scorer=ranker.name,
+        note=DRIVERS_NOTE if ranker.name == "lexical" else _scored_note(ranker.name),
     )
 
 
-def attach_check_in_pack(flow: FlowResult) -> CheckInPack | None:
+def _scored_note(name: str) -> str:
+    return f"Drivers are ranked by the {one_line(name, 40)} scorer against the call (a proxy); not a causal claim."
+
+
+def attach_check_in_pack(
+    flow: FlowResult, *, evidence: Evidence = "standard", scorer: Scorer | None = None
+) -> CheckInPack | None:
     """On a check-in pause, put the pack into the pause data (served and checkpoint); returns it, else None."""
     data = flow.pause_data if isinstance(flow.pause_data, dict) else None
     if not flow.paused or data is None or data.get("kind") != "check_in":
         return None
-    pack = build_check_in_pack(flow.snapshot, str(data.get("tool_name", "")), str(data.get("tool_call_id", "")))
+    tool_name, call_id = str(data.get("tool_name", "")), str(data.get("tool_call_id", ""))
+    pack = build_check_in_pack(flow.snapshot, tool_name, call_id, evidence=evidence, scorer=scorer)
     request_id = data.get("request_id")
     if isinstance(request_id, str):
         pack = pack.model_copy(update={"request_id": request_id})
@@ -203,6 +237,7 @@ def check_in_pack_of(checkpoint: Mapping[str, Any]) -> CheckInPack | None:
 __all__ = [
     "APPROVE",
     "DECLINE",
+    "EVIDENCE_PRESETS",
     "CheckInPack",
     "Driver",
     "ReadItem",

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from agentfootprint.agent import AgentBuildError, Extension, RunContext, RunOutcome
+from agentfootprint.explain.scoring import LexicalScorer, Scorer
 from agentfootprint.flow import FlowSnapshot
 from agentfootprint.honesty.evidence import POSTURES, Posture, UnsupportedValues, evidence_gate, refusal_of, verdict_of
 from agentfootprint.tools import Tool
@@ -33,11 +34,21 @@ class Honesty(Extension):
 
     name = "honesty"
 
+    def __init__(self, *, evidence: Literal["standard", "minimal"] = "standard", scorer: Scorer | None = None) -> None:
+        """Check-in defaults (no ``.check_in()`` call needed): ``standard`` evidence ranked by the lexical scorer."""
+        if evidence not in ("standard", "minimal"):
+            raise AgentBuildError("check_in evidence must be 'standard' or 'minimal'")
+        name = getattr(scorer, "name", None)
+        if scorer is not None and not (callable(getattr(scorer, "score", None)) and isinstance(name, str) and name):
+            raise AgentBuildError("check_in scorer must have a name and score(source, call) -> float")
+        self.evidence: Literal["standard", "minimal"] = evidence
+        self.scorer: Scorer = scorer if scorer is not None else LexicalScorer()
+
     async def after_run(self, ctx: RunContext, outcome: RunOutcome) -> None:
         if outcome.status == "paused":
             from agentfootprint.honesty.checkin import attach_check_in_pack
 
-            attach_check_in_pack(outcome.flow)
+            attach_check_in_pack(outcome.flow, evidence=self.evidence, scorer=self.scorer)
 
     def assessment(self, agent: Agent, output_schema: Any) -> Assessment | None:
         """``assess`` of the last record; None before any run, after a failed run or a refused answer."""
