@@ -118,6 +118,7 @@ PINNED: dict[str, list[str]] = {
         "ToolCallRequest",
         "Turn",
         "UnknownSourceError",
+        "Voice",
         "WRAP_UP_INSTRUCTION",
         "check_in_approved",
         "check_in_declined",

@@ -51,6 +51,7 @@ from agentfootprint.agent.extension import (
 )
 from agentfootprint.agent.models import AgentPauseCheckpoint, ConversationCheckpoint, RunResult, StoppedEarly
 from agentfootprint.agent.turn import Turn
+from agentfootprint.agent.voice import Voice
 
 __all__ = [
     "WRAP_UP_INSTRUCTION",
@@ -101,6 +102,7 @@ __all__ = [
     "ToolCallRequest",
     "Turn",
     "UnknownSourceError",
+    "Voice",
     "check_in_approved",
     "check_in_declined",
     "load_conversation",

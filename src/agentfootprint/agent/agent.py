@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 
@@ -48,6 +48,7 @@ from agentfootprint.agent.errors import (
 from agentfootprint.agent.extension import Extension, InputRefusedError, RunOutcome
 from agentfootprint.agent.member_run import resolve_parent_run
 from agentfootprint.agent.models import AgentPauseCheckpoint, ConversationCheckpoint, RunResult, StoppedEarly
+from agentfootprint.agent.voice import Voice
 from agentfootprint.context.memory import remember_turn
 from agentfootprint.events import AgentEvent, EventDispatcher, EventSink
 from agentfootprint.events import types as ev
@@ -956,6 +957,15 @@ class Agent:
     def last_narrative(self) -> list[NarrativeEntry]:
         snap = self._last_snapshot
         return render_narrative(snap) if snap is not None else []
+
+    @property
+    def voice(self) -> Voice:
+        """How viewers speak about this agent: ``app_name``, commentary and thinking templates."""
+        return self.config.voice
+
+    def commentary(self, events: Iterable[AgentEvent] | None = None) -> list[str]:
+        """Third-person lines for ``events`` (default: the last run's, kept with ``.keep_events()``)."""
+        return self.config.voice.narrate(self.last_events() if events is None else events)
 
     def last_events(self) -> list[AgentEvent]:
         """Events of the last run (only with ``.keep_events()``), already redacted."""

@@ -13,6 +13,7 @@ from agentfootprint.agent._registry import default_extensions, named_extension
 from agentfootprint.agent.config import AgentConfig
 from agentfootprint.agent.errors import AgentBuildError, InvalidLimitError
 from agentfootprint.agent.extension import Extension, ExtensionError, check_extension
+from agentfootprint.agent.voice import check_app_name, check_templates
 from agentfootprint.context import (
     ContextBudget,
     Injection,
@@ -152,6 +153,29 @@ class AgentBuilder:
     def permission(self, checker: PermissionChecker) -> AgentBuilder:
         """Called before every tool: ``allow`` / ``deny`` / ``halt`` (a raising checker denies)."""
         self._config = replace(self._config, permission=checker)
+        return self
+
+    def app_name(self, name: str) -> AgentBuilder:
+        """The agent's name as the actor in narration and reports ("Support Bot called the tool ..."; default
+        ``Chatbot``)."""
+        voice = self._config.voice.model_copy(update={"app_name": check_app_name(name)})
+        self._config = replace(self._config, voice=voice)
+        return self
+
+    def commentary_templates(self, templates: Mapping[str, str]) -> AgentBuilder:
+        """Third-person lines per event type (``{"stream.tool_start": "{{app_name}} ran {{name}}"}``), over the
+        bundled English; what it does not name keeps the default."""
+        merged = {**self._config.voice.commentary_templates, **check_templates("commentary_templates", templates)}
+        voice = self._config.voice.model_copy(update={"commentary_templates": merged})
+        self._config = replace(self._config, voice=voice)
+        return self
+
+    def thinking_templates(self, templates: Mapping[str, str]) -> AgentBuilder:
+        """First-person status lines per event type (``{"stream.llm_start": "Pensando…"}``), over the bundled
+        English; what it does not name keeps the default."""
+        merged = {**self._config.voice.thinking_templates, **check_templates("thinking_templates", templates)}
+        voice = self._config.voice.model_copy(update={"thinking_templates": merged})
+        self._config = replace(self._config, voice=voice)
         return self
 
     def keep_events(self, keep: bool = True) -> AgentBuilder:

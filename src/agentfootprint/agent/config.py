@@ -9,6 +9,7 @@ from typing import Any, Literal
 from agentfootprint.agent._seal import SealKey
 from agentfootprint.agent.consent import DecisionLedger, process_decision_ledger
 from agentfootprint.agent.extension import Extension
+from agentfootprint.agent.voice import Voice
 from agentfootprint.context import ContextBudget, Injection, MemoryInjection, RagInjection, WindowPolicy
 from agentfootprint.context.injection import CachePolicy
 from agentfootprint.context.window import SummarizeOldest, TokenBudgetWindow
@@ -82,6 +83,7 @@ class AgentConfig:
     caching: Literal["on", "off"] = "on"
     record_system_prompt: bool = False
     recording: RecordingDials = DEFAULT_DIALS
+    voice: Voice = field(default_factory=Voice)
     thinking_budget: int | None = None
     thinking_handler: ThinkingHandler | None = None
     react_mode: Literal["dynamic", "classic", "dynamic-grouped"] = "dynamic"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from html import escape
 from typing import Any
 
@@ -118,9 +119,18 @@ def report_html(
     localization: LocalizationReport | None = None,
     *,
     snapshot: FlowSnapshot | None = None,
-    title: str = "Why did the agent answer this?",
+    title: str | None = None,
+    app_name: str | None = None,
+    commentary: Sequence[str] = (),
 ) -> str:
-    """A self-contained HTML page: answer, suspects and verdicts, each source's chain, the highlighted prompt."""
+    """A self-contained HTML page: answer, suspects and verdicts, each source's chain, the highlighted prompt.
+
+    ``app_name`` names the agent in the page (``agent.voice.app_name``); ``commentary`` adds what it did, one line
+    a step (``agent.commentary()``)."""
+    actor = app_name if app_name else "the agent"
+    title = title if title is not None else f"Why did {actor} answer this?"
+    did = "".join(f"<li>{_e(line)}</li>" for line in commentary)
+    steps = f"<section><h2>What {_e(actor)} did</h2><ol class='timeline'>{did}</ol></section>" if did else ""
     culprits = {s.id for s in localization.confirmed} if localization else set()
     culprits |= {i for c in localization.confirmed_sets for i in c.ids} if localization else set()
     chains = "".join(_chain(s, culprits) for s in bt.sources)
@@ -135,5 +145,5 @@ def report_html(
         f"<section><h2>Suspects</h2>{_suspects(localization)}</section>"
         f"<section><h2>The system prompt the model saw</h2>{_system_prompt(bt, culprits)}</section>"
         f"<section><h2>Every source that reached the call ({len(bt.sources)})</h2>{chains}</section>"
-        f"{_timeline(snapshot)}</main></body></html>"
+        f"{steps}{_timeline(snapshot)}</main></body></html>"
     )

@@ -7,13 +7,13 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from agentfootprint.agent import AgentBuildError, Extension, RunContext, RunOutcome
-from agentfootprint.explain.scoring import LexicalScorer, Scorer
 from agentfootprint.flow import FlowSnapshot
 from agentfootprint.honesty.evidence import POSTURES, Posture, UnsupportedValues, evidence_gate, refusal_of, verdict_of
 from agentfootprint.tools import Tool
 
 if TYPE_CHECKING:
     from agentfootprint.agent import Agent
+    from agentfootprint.explain.scoring import Scorer
     from agentfootprint.honesty.assessment import Assessment
     from agentfootprint.honesty.chat import Explanation, RecordedChat
     from agentfootprint.honesty.checkin import CheckInPack
@@ -42,7 +42,16 @@ class Honesty(Extension):
         if scorer is not None and not (callable(getattr(scorer, "score", None)) and isinstance(name, str) and name):
             raise AgentBuildError("check_in scorer must have a name and score(source, call) -> float")
         self.evidence: Literal["standard", "minimal"] = evidence
-        self.scorer: Scorer = scorer if scorer is not None else LexicalScorer()
+        self._scorer = scorer
+
+    @property
+    def scorer(self) -> Scorer:
+        """The drivers' ranker: the one given to ``.check_in(scorer=...)``, else lexical (loaded on first use)."""
+        if self._scorer is None:
+            from agentfootprint.explain.scoring import LexicalScorer
+
+            self._scorer = LexicalScorer()
+        return self._scorer
 
     async def after_run(self, ctx: RunContext, outcome: RunOutcome) -> None:
         if outcome.status == "paused":
