@@ -4,6 +4,8 @@ of planted facts across 500 turns, and a 500-turn conversation under compaction.
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import random
 import re
 import statistics
@@ -136,7 +138,7 @@ def retrieval() -> dict[str, Any]:
             else:
                 row["pgvector_hnsw"] = {"skipped": reason}
             out[f"{n}_chunks"] = row
-            print(f"retrieval {n}: {row}", flush=True)
+            print(f"retrieval {n}: {json.dumps(row)}", flush=True)
     return out
 
 
@@ -232,20 +234,47 @@ async def compaction() -> dict[str, Any]:
     }
 
 
-async def main() -> None:
-    results: dict[str, Any] = {"retrieval": retrieval()}
-    recall = [await memory_recall("last_turns(5)", last_turns(5))]
-    recall.append(await memory_recall("semantic_top_k(hashing, k=4)", semantic_top_k(embedder=HashingEmbedder(), k=4)))
-    try:
-        recall.append(await memory_recall("semantic_top_k(minilm, k=4)", semantic_top_k(embedder=minilm(), k=4)))
-    except ImportError as exc:
-        recall.append({"strategy": "semantic_top_k(minilm)", "skipped": type(exc).__name__})
-    results["memory_recall_500_turns"] = recall
-    print(f"memory recall: {recall}", flush=True)
-    results["compaction_500_turns"] = await compaction()
-    print(f"compaction: {results['compaction_500_turns']}", flush=True)
+SECTIONS = {"retrieval": "retrieval", "memory": "memory_recall_500_turns", "compaction": "compaction_500_turns"}
+
+
+async def measure(section: str) -> Any:
+    if section == "retrieval":
+        return retrieval()
+    if section == "memory":
+        recall = [await memory_recall("last_turns(5)", last_turns(5))]
+        hashing = semantic_top_k(embedder=HashingEmbedder(), k=4)
+        recall.append(await memory_recall("semantic_top_k(hashing, k=4)", hashing))
+        try:
+            recall.append(await memory_recall("semantic_top_k(minilm, k=4)", semantic_top_k(embedder=minilm(), k=4)))
+        except ImportError as exc:
+            recall.append({"strategy": "semantic_top_k(minilm)", "skipped": type(exc).__name__})
+        return recall
+    return await compaction()
+
+
+async def main(wanted: list[str]) -> None:
+    """Every section, or only the named ones (``python bench/long_runs.py memory compaction``); a partial run keeps
+    the other sections of the last results and says when and under what load each section was measured."""
+    unknown = [w for w in wanted if w not in SECTIONS]
+    if unknown:
+        raise SystemExit(f"unknown section(s) {unknown}; choose from {list(SECTIONS)}")
+    sections = wanted or list(SECTIONS)
+    path = ROOT / "bench" / "results" / "long_runs.json"
+    previous = json.loads(path.read_text()) if wanted and path.exists() else {}
+    results: dict[str, Any] = {key: previous[key] for key in (*SECTIONS.values(), "measured") if key in previous}
+    measured = dict(results.get("measured") or {})
+    for section in sections:
+        results[SECTIONS[section]] = await measure(section)
+        measured[section] = {
+            "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "load_average_1m": round(os.getloadavg()[0], 1),
+            "cpus": os.cpu_count(),
+        }
+        print(f"{section}: {results[SECTIONS[section]]}", flush=True)
+    results["measured"] = measured
     print(write_results("long_runs", results))
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    own = Path(sys.argv[0]).name == "long_runs.py"  # under bench/run_all.py every section runs
+    asyncio.run(main(sys.argv[1:] if own else []))
