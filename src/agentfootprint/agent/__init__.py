@@ -5,6 +5,7 @@ from agentfootprint.agent._ledgers import DecisionLedgerError
 from agentfootprint.agent._limits import WRAP_UP_INSTRUCTION, CostBudget, EmptyAnswerWarning
 from agentfootprint.agent._observers import ObserverDrainResult
 from agentfootprint.agent._options import InvalidRunOptionError
+from agentfootprint.agent._output import OutputContractUnmet
 from agentfootprint.agent._run_input import InvalidRunInputError, RunInput
 from agentfootprint.agent._seal import CheckpointSealError
 from agentfootprint.agent.agent import Agent
@@ -27,7 +28,9 @@ from agentfootprint.agent.errors import (
     MemberIdentityError,
     MessageRoleError,
     NoConversationError,
+    NoOutputSchemaError,
     OutputSchemaError,
+    OutputStrategyUnsupportedError,
     ParentRunRefusedError,
     PendingQuestionError,
     PolicyHaltError,
@@ -81,8 +84,11 @@ __all__ = [
     "MemberIdentityError",
     "MessageRoleError",
     "NoConversationError",
+    "NoOutputSchemaError",
     "ObserverDrainResult",
+    "OutputContractUnmet",
     "OutputSchemaError",
+    "OutputStrategyUnsupportedError",
     "ParentRunRefusedError",
     "PendingQuestionError",
     "PolicyHaltError",

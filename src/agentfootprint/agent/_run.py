@@ -133,6 +133,8 @@ class AgentRun:
         self.link = link
         """The live link of the composition run this run serves (for a helper run of the same run), or None."""
         self.cancelled = asyncio.Event()
+        self.answer_rewrites: list[str] = []
+        """Extensions whose ``on_answer`` changed the final answer in this leg, in order."""
         self.warnings: list[str] = []
         """Problems the developer should see (a tool that raised), one line each; copied to ``RunResult``."""
         self.last_completed_iteration = 0

@@ -498,10 +498,13 @@ class Stages:
         iteration = turn.iteration
         pending = turn.pending_tool_calls
         answer = response["content"]
+        run.answer_rewrites = []
         for ext in self.config.hooks.on_answer:
-            answer = await ext.on_answer(run.ctx(ext, turn), answer)
+            before, answer = answer, await ext.on_answer(run.ctx(ext, turn), answer)
             if not isinstance(answer, str):
                 raise TypeError(f"extension '{ext.name}' on_answer returned {type(answer).__name__}, not a str")
+            if answer != before:
+                run.answer_rewrites.append(ext.name)
         cut = turn.stopped_early
         stopped: dict[str, Any] | None = None
         if cut is not None and cut.get("wrapped_up"):  # the wrap-up's answer is the one handed back

@@ -22,6 +22,16 @@ from agentfootprint.agent._limits import (
 )
 from agentfootprint.agent._observers import DeferredSink, ObserverDrainResult
 from agentfootprint.agent._options import RunOptionArgs, RunOptions, read_options
+from agentfootprint.agent._output import (
+    OutputContract,
+    OutputContractUnmet,
+    OutputFallback,
+    check_output_strategy,
+    parse_output,
+    retries_spent_of,
+    settle,
+    unmet_of,
+)
 from agentfootprint.agent._resume import caller, prepare_resume, run_redaction, stamp, stored_conversation
 from agentfootprint.agent._roles import check_message_roles
 from agentfootprint.agent._run import AgentRun
@@ -37,6 +47,7 @@ from agentfootprint.agent.errors import (
     InvalidConversationError,
     InvalidLimitError,
     NoConversationError,
+    NoOutputSchemaError,
     OutputSchemaError,
     ParentRunRefusedError,
     PendingQuestionError,
@@ -555,6 +566,7 @@ class Agent:
 
     async def _execute(self, run: AgentRun, start: Callable[[], Coroutine[Any, Any, FlowResult]]) -> RunResult:
         check_message_roles(self.config)  # the one place run() and resume() share: refused before any paid call
+        check_output_strategy(self.config)
         if self.config.keep_events:
             self._last_events.clear()
         self._redactor = run.redactor
@@ -869,11 +881,13 @@ class Agent:
     async def run_typed(
         self, input: Any, *, schema: type[T] | None = None, retries: int | None = None, **kwargs: Any
     ) -> BaseModel:
-        """Run and validate the answer (JSON) against ``output_schema`` (or ``schema``); errors name the paths."""
+        """Run and validate the answer (JSON) against ``output_schema`` (or ``schema``); errors name the paths.
+        The loop already spent the schema's ``retries``; ``retries=`` here asks again with follow-ups. With
+        ``.output_fallback()`` a failed answer falls through to the fallback, then the canned value."""
         model = cast("type[BaseModel] | None", schema or self.config.output_schema)
         if model is None:
-            raise AgentBuildError(f"agent '{self.name}' has no output_schema; add .output_schema(Model)")
-        budget = self.config.output_retries if retries is None else retries
+            raise NoOutputSchemaError("Agent.run_typed", self.name)
+        budget = 0 if retries is None else retries
         result = await self.run(input, **kwargs)
         while True:
             if result.status != "completed":
@@ -881,8 +895,12 @@ class Agent:
                     "run paused before producing an answer; use run() for pausing agents", issues=[]
                 )
             try:
-                return _parse_output(model, result.answer or "")
+                return parse_output(model, result.answer or "")
             except OutputSchemaError as err:
+                fallback = self._output_fallback()
+                if budget <= 0 and fallback is not None:
+                    spent = retries_spent_of(self._last_raw)
+                    return await settle(model, result.answer or "", err, fallback, self._emit_now, spent)
                 if budget <= 0:
                     raise
                 budget -= 1
@@ -895,6 +913,47 @@ class Agent:
         """Blocking twin of :meth:`run_typed`."""
         typed: BaseModel = run_sync(self.run_typed(input, **kwargs), "await agent.run_typed(...)")
         return typed
+
+    def parse_output(self, raw: str) -> BaseModel:
+        """``raw`` parsed and validated against the output schema; ``OutputSchemaError`` (with ``raw_output``) when
+        it does not fit (the fallback is not consulted: see ``parse_output_async``); refused without a schema."""
+        schema = cast("type[BaseModel] | None", self.config.output_schema)
+        if schema is None:
+            raise NoOutputSchemaError("Agent.parse_output", self.name)
+        return parse_output(schema, raw)
+
+    async def parse_output_async(self, raw: str) -> BaseModel:
+        """``parse_output`` that, with ``.output_fallback()``, falls through to the fallback, then the canned value."""
+        schema = cast("type[BaseModel] | None", self.config.output_schema)
+        if schema is None:
+            raise NoOutputSchemaError("Agent.parse_output_async", self.name)
+        try:
+            return parse_output(schema, raw)
+        except OutputSchemaError as err:
+            fallback = self._output_fallback()
+            if fallback is None:
+                raise
+            last = (self._last_raw or {}).get("answer")
+            spent = retries_spent_of(self._last_raw) if isinstance(raw, str) and raw == last else None
+            return await settle(schema, raw if isinstance(raw, str) else "", err, fallback, self._emit_now, spent)
+
+    def parse_output_async_sync(self, raw: str) -> BaseModel:
+        """Blocking twin of :meth:`parse_output_async`."""
+        typed: BaseModel = run_sync(self.parse_output_async(raw), "await agent.parse_output_async(...)")
+        return typed
+
+    def output_contract_unmet(self) -> OutputContractUnmet | None:
+        """How the last run's final answer failed the output schema (stage, error, path, attempts, retries spent,
+        ``broken_by``); None when it passed, on an agent without a schema, and before the first run."""
+        return unmet_of(self._last_raw) if self.config.output_schema is not None else None
+
+    def _output_fallback(self) -> OutputFallback | None:
+        contract = self.config.extension(OutputContract.name)
+        return contract.fallback if isinstance(contract, OutputContract) else None
+
+    def _emit_now(self, event_type: str, payload: dict[str, Any]) -> None:
+        if self._events.has_listeners(event_type):
+            self._events.emit(event_type, payload, run_id=self._last_flow.run_id if self._last_flow else None)
 
     # -- the record --------------------------------------------------------------------------------------------
     def checkpoint(self) -> dict[str, Any] | None:
@@ -1053,25 +1112,6 @@ def _measure(raw: Mapping[str, Any] | None) -> dict[str, int] | None:
         return {"input_tokens": tokens, "chars": chars}
     carried = (raw or {}).get("window_measure")
     return dict(carried) if carried else None
-
-
-def _parse_output(schema: type[T], text: str) -> T:
-    candidate = text.strip()
-    if candidate.startswith("```"):
-        candidate = candidate.strip("`")
-        candidate = candidate[candidate.find("{") :] if "{" in candidate else candidate
-    try:
-        return schema.model_validate_json(candidate)
-    except ValidationError as err:
-        issues = [
-            {
-                "path": ".".join(str(p) for p in e.get("loc", ())) or "(root)",
-                "problem": str(e.get("msg", "invalid"))[:200],
-            }
-            for e in err.errors()[:20]
-        ]
-        listed = "; ".join(f"{i['path']}: {i['problem']}" for i in issues)
-        raise OutputSchemaError(f"answer does not match {schema.__name__}: {listed}", issues=issues) from None
 
 
 def _validate(config: AgentConfig) -> None:

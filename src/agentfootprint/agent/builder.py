@@ -9,6 +9,15 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel
 
 from agentfootprint.agent._limits import read_cost_budget
+from agentfootprint.agent._output import (
+    _UNSET,
+    MAX_RETRIES,
+    STRATEGIES,
+    OutputContract,
+    check_contract_build,
+    ensure_output_event_types,
+    resolve_fallback,
+)
 from agentfootprint.agent._registry import default_extensions, named_extension
 from agentfootprint.agent.config import AgentConfig
 from agentfootprint.agent.errors import AgentBuildError, InvalidLimitError
@@ -51,6 +60,8 @@ class AgentBuilder:
         self._injections: list[Injection] = []
         self._extensions: list[Extension] = []
         self._declined: set[str] = set()
+        self._output: OutputContract | None = None
+        self._fallback: tuple[Any, Any] | None = None
 
     def system(self, text: str, *, cache: CachePolicy = "always") -> AgentBuilder:
         """The base system prompt; context injections are appended after it. ``cache``: its prompt-cache policy
@@ -121,10 +132,40 @@ class AgentBuilder:
         )
         return self
 
-    def output_schema(self, model: type[BaseModel], *, retries: int = 0) -> AgentBuilder:
+    def output_schema(
+        self,
+        model: type[BaseModel],
+        *,
+        retries: int = 0,
+        strategy: Literal["instruct", "tool-forced", "native"] = "instruct",
+    ) -> AgentBuilder:
+        """The answer's contract: every final answer is judged in the loop and re-asked up to ``retries`` times;
+        ``strategy`` ``tool-forced`` / ``native`` constrains the shape on the wire (refused at run start on a
+        provider that cannot carry it). ``run()`` still returns the model's string (see ``run_typed``)."""
         if not (isinstance(model, type) and issubclass(model, BaseModel)):
-            raise AgentBuildError("output_schema() takes a pydantic model class")
-        self._config = replace(self._config, output_schema=model, output_retries=max(0, int(retries)))
+            raise AgentBuildError("output_schema() takes a pydantic model class", code="ERR_OUTPUT_SCHEMA_BUILD")
+        if self._output is not None:
+            raise AgentBuildError(
+                "output_schema() was already called; an agent has one output contract", code="ERR_OUTPUT_SCHEMA_BUILD"
+            )
+        if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= MAX_RETRIES:
+            raise AgentBuildError(
+                f"output_schema retries must be an int in 0..{MAX_RETRIES}", code="ERR_OUTPUT_SCHEMA_BUILD"
+            )
+        if strategy not in STRATEGIES:
+            raise AgentBuildError(
+                "output_schema strategy must be 'instruct', 'tool-forced' or 'native'", code="ERR_OUTPUT_SCHEMA_BUILD"
+            )
+        self._output = OutputContract(model, retries=retries, strategy=strategy)
+        self._config = replace(self._config, output_schema=model, output_retries=retries)
+        return self
+
+    def output_fallback(self, fallback: Any = None, *, canned: Any = _UNSET) -> AgentBuilder:
+        """3-tier degradation for ``run_typed`` / ``parse_output_async``: the model's answer, else
+        ``fallback(error, raw)`` (validated again), else ``canned`` (validated now; with it they never raise)."""
+        if self._fallback is not None:
+            raise AgentBuildError("output_fallback() was already called on this builder", code="ERR_OUTPUT_FALLBACK")
+        self._fallback = (fallback, canned)
         return self
 
     def pricing(self, table: Mapping[str, Mapping[str, float]]) -> AgentBuilder:
@@ -432,12 +473,28 @@ class AgentBuilder:
 
         used = {e.name for e in self._extensions} | self._declined
         extensions = (*(e for e in default_extensions() if e.name not in used), *self._extensions)
+        if self._output is not None or self._fallback is not None:
+            extensions = (*extensions, self._contract())
         config = replace(
             self._config, tools=tuple(self._tools), injections=tuple(self._injections), extensions=extensions
         )
+        if self._output is not None:
+            check_contract_build(config)
         agent = Agent(config)
         ensure_context_event_types(agent.events)
+        if self._output is not None:
+            ensure_output_event_types(agent.events)
         return agent
+
+    def _contract(self) -> Extension:
+        """The output contract, last in line (it judges the answer every other hook let through)."""
+        if self._output is None:
+            raise AgentBuildError("output_fallback() needs .output_schema(Model)", code="ERR_OUTPUT_FALLBACK")
+        if self._fallback is not None:
+            fallback, canned = self._fallback
+            self._output.fallback = resolve_fallback(self._output.schema, fallback, canned)
+        contract: Extension = self._output
+        return contract
 
 
 __all__ = ["AgentBuilder"]

@@ -168,13 +168,52 @@ class RunDataError(AgentFootprintError, ValueError):
 
 
 class OutputSchemaError(AgentFootprintError, ValueError):
-    """The answer did not match the output schema; ``issues`` name each path and what was expected."""
+    """The answer did not match the output schema; ``issues`` name each path and what was expected, ``stage`` which
+    half failed (``json-parse`` / ``schema-validate``) and ``raw_output`` keeps the answer for triage (never in
+    the message)."""
 
     code = "ERR_OUTPUT_SCHEMA"
 
-    def __init__(self, message: str, *, issues: list[dict[str, str]]) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        issues: list[dict[str, str]],
+        raw_output: str | None = None,
+        stage: str = "schema-validate",
+    ) -> None:
         super().__init__(message)
         self.issues = issues
+        self.raw_output = raw_output
+        self.stage = stage
+
+
+class NoOutputSchemaError(AgentBuildError):
+    """A typed read of the answer (``parse_output``, ``run_typed``) on an agent built without ``.output_schema()``;
+    not an ``OutputSchemaError``: nothing was judged."""
+
+    code = "ERR_NO_OUTPUT_SCHEMA"
+
+    def __init__(self, door: str, agent: str) -> None:
+        super().__init__(f"{door}: agent '{agent[:80]}' has no output_schema; add .output_schema(Model) when building")
+        self.door = door
+
+
+class OutputStrategyUnsupportedError(AgentFootprintError, ValueError):
+    """An output strategy (``tool-forced`` / ``native``) the provider does not put on its wire; refused at run start,
+    before any model call (a quiet fall back to asking in prose would be config that lies)."""
+
+    code = "ERR_OUTPUT_STRATEGY_UNSUPPORTED"
+
+    def __init__(self, *, strategy: str, provider: str) -> None:
+        what = "a forced tool choice" if strategy == "tool-forced" else "a structured-output format"
+        super().__init__(
+            f"output strategy '{strategy}' needs {what} on the wire, and provider '{provider[:80]}' does not declare "
+            "that it carries one; use strategy='instruct' with retries=N (works on every provider) or a provider "
+            "that carries it"
+        )
+        self.strategy = strategy
+        self.provider = provider
 
 
 class PolicyHaltError(AgentFootprintError, RuntimeError):

@@ -146,6 +146,11 @@ class RunContext:
                 return value
         return self._run.last_completed_iteration
 
+    @property
+    def answer_rewritten_by(self) -> tuple[str, ...]:
+        """In the final stage: the extensions whose ``on_answer`` changed the answer before this hook, in order."""
+        return tuple(self._run.answer_rewrites)
+
     # -- state ------------------------------------------------------------------------------------------
     @property
     def state(self) -> dict[str, Any]:

@@ -89,6 +89,9 @@ class LlamaInProcessProvider(BaseProvider):
     Prompt caching is off, so at temperature 0 an answer depends only on its own request.
     """
 
+    carries_forced_tool_choice = False
+    carries_native_output = True
+
     def __init__(
         self,
         model_path: str | Path,

@@ -120,6 +120,9 @@ class LLMRequest(BaseModel):
     temperature: float | None = None
     max_tokens: int | None = None
     response_format: dict[str, Any] | None = None
+    tool_choice: str | None = None
+    """Force the model to answer by calling this one tool (sent only to providers declaring
+    ``carries_forced_tool_choice``; the agent refuses the others at run start)."""
     cache_markers: list[dict[str, Any]] = Field(default_factory=list)
     """Provider-neutral prompt-cache breakpoints (Anthropic turns them into ``cache_control``; OpenAI-compatible
     servers get the hint they understand, see ``openai_compatible(cache_hint=...)``)."""

@@ -113,6 +113,8 @@ def build_body(
         body["tools"] = [
             {"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in request.tools
         ]
+    if request.tool_choice is not None:
+        body["tool_choice"] = {"type": "tool", "name": request.tool_choice}
     if thinking_budget is not None:
         body["thinking"] = {"type": "enabled", "budget_tokens": thinking_budget}
         if body["max_tokens"] <= thinking_budget:
@@ -207,6 +209,8 @@ class AnthropicProvider(HTTPProvider):
     """Claude models through the Messages API."""
 
     factory = "anthropic"
+    carries_forced_tool_choice = True
+    carries_native_output = False
     key_hint = "api_key= (or the ANTHROPIC_API_KEY environment variable)"
 
     def __init__(

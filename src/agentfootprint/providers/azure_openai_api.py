@@ -25,6 +25,7 @@ class AzureOpenAIProvider(OpenAICompatibleProvider):
     """A deployment on Azure OpenAI (``{endpoint}/openai/deployments/{deployment}/chat/completions``)."""
 
     factory = "azure_openai"
+    carries_forced_tool_choice = True
     key_hint = (
         "api_key= (or AZURE_OPENAI_API_KEY), or the Entra ID identity given by token_provider= / credential= "
         "(it needs the 'Cognitive Services OpenAI User' role on the resource)"

@@ -133,6 +133,8 @@ def build_body(request: LLMRequest, *, thinking_budget: int | None = None) -> di
                 for t in request.tools
             ]
         }
+        if request.tool_choice is not None:
+            body["toolConfig"]["toolChoice"] = {"tool": {"name": request.tool_choice}}
     return body
 
 
@@ -335,6 +337,8 @@ class BedrockProvider(HTTPProvider):
     """Models on Amazon Bedrock through the Converse API, signed with AWS credentials (or a Bedrock API key)."""
 
     factory = "bedrock"
+    carries_forced_tool_choice = True
+    carries_native_output = False
     key_hint = (
         "your AWS credentials (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or api_key= / "
         "AWS_BEARER_TOKEN_BEDROCK) and that this model is enabled for your account in the Bedrock console"

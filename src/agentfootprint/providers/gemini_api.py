@@ -125,6 +125,8 @@ def build_body(
                 ]
             }
         ]
+    if request.tool_choice is not None:
+        body["toolConfig"] = {"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": [request.tool_choice]}}
     config: dict[str, Any] = {}
     if request.temperature is not None:
         config["temperature"] = request.temperature
@@ -247,6 +249,8 @@ class GeminiProvider(HTTPProvider):
     """Gemini through the Gemini API (``x-goog-api-key``) or Vertex AI (OAuth bearer from Google credentials)."""
 
     factory = "gemini"
+    carries_forced_tool_choice = True
+    carries_native_output = True
     key_hint = "api_key= (or the GEMINI_API_KEY / GOOGLE_API_KEY environment variable)"
 
     def __init__(

@@ -25,6 +25,10 @@ class JsonToolCallingProvider(BaseProvider):
     e.g. ``"^(APPROVED|DECLINED): .+$"``.
     """
 
+    carries_forced_tool_choice = False
+    carries_native_output = False
+    """Its own wire is a JSON reply schema: it cannot carry a second, caller-chosen one."""
+
     def __init__(
         self, inner: Provider, *, max_tool_rounds: int | None = None, answer_pattern: str | None = None
     ) -> None:

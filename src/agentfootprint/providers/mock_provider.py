@@ -156,6 +156,9 @@ class MockProvider(BaseProvider):
     ``deterministic_for_seed``: one seeded request always gets one answer (a rerun may reuse a recorded one)."""
 
     deterministic_for_seed = True
+    carries_forced_tool_choice = True
+    carries_native_output = True
+    """The script sees the whole request (``tool_choice``, ``response_format``): it carries both."""
 
     def __init__(
         self,

@@ -129,6 +129,8 @@ class OllamaProvider(HTTPProvider):
     """A local or remote Ollama server."""
 
     factory = "ollama"
+    carries_forced_tool_choice = False
+    carries_native_output = True
     key_hint = "the headers= given to ollama() for the proxy in front of the server"
 
     def __init__(

@@ -104,6 +104,8 @@ def build_body(request: LLMRequest, model: str, *, stream: bool, cache_hint: Cac
         body["cache_prompt"] = True
     if request.tools:
         body["tools"] = tools_to_wire(request.tools)
+    if request.tool_choice is not None:
+        body["tool_choice"] = {"type": "function", "function": {"name": request.tool_choice}}
     for key in ("seed", "temperature", "max_tokens", "response_format"):
         value = getattr(request, key)
         if value is not None:
@@ -276,6 +278,8 @@ class OpenAICompatibleProvider(HTTPProvider):
 
     factory = "openai_compatible"
     cache_hint: CacheHint = "none"
+    carries_native_output = True
+    """``response_format`` (a JSON schema) is on the Chat Completions wire."""
     key_hint = "api_key= (or the OPENAI_API_KEY environment variable)"
 
     def __init__(
@@ -300,6 +304,12 @@ class OpenAICompatibleProvider(HTTPProvider):
             headers=headers,
             secret=key,
         )
+
+    @property
+    def carries_forced_tool_choice(self) -> bool:
+        """OpenAI itself honours a forced ``tool_choice``; what another compatible server does with it is its own
+        business, so only the real endpoint declares it."""
+        return "api.openai.com" in self.base_url
 
     def request_headers(self) -> dict[str, str]:
         """JSON headers plus ``Authorization: Bearer`` when a key is configured."""
