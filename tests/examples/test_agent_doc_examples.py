@@ -27,9 +27,18 @@ def _check(title: str, example: str) -> None:
     for line in shown.splitlines():
         if line.strip() and not line.strip().startswith("#"):
             assert line in source, f"docs/agent.md shows a line {example} does not have: {line!r}"
-    printed = section.split("```text\n")[1].split("```")[0].splitlines()
+    fence = "~~~" if "~~~text\n" in section else "```"
+    printed = section.split(f"{fence}text\n")[1].split(fence)[0].splitlines()
     assert printed == _run(example).splitlines()
 
 
 def test_r004_96_97_101_102_the_output_contract_section_runs_as_shown() -> None:
     _check("Output contract and answer validation", "output_contract.py")
+
+
+def test_r004_109_112_128_the_answer_section_runs_as_shown() -> None:
+    _check("What travels with the answer", "answer_limits.py")
+
+
+def test_r004_129_the_declared_structure_section_runs_as_shown() -> None:
+    _check("Declared structure", "declared_structure.py")

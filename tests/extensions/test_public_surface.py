@@ -13,8 +13,12 @@ from agentfootprint import tools
 def test_extensions_all_is_pinned() -> None:
     assert extensions.__all__ == [
         "Allow",
+        "AnswerContract",
+        "AnswerView",
+        "ArgumentRule",
         "CircuitBreaker",
         "CircuitOpenError",
+        "DeclaredStructure",
         "Deny",
         "MessageDeniedError",
         "ReliabilityFailFastError",
@@ -22,6 +26,9 @@ def test_extensions_all_is_pinned() -> None:
         "ReliabilityScope",
         "ToolProviders",
         "allow",
+        "answer_check",
+        "ask",
+        "assume",
         "classify_error",
         "deny",
         "rule",

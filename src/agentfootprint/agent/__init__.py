@@ -1,5 +1,17 @@
 """The Agent: a recorded ReAct loop on the flowchart engine, and the one seam extensions plug into."""
 
+from agentfootprint.agent._answer import (
+    AnswerCheck,
+    AnswerCoverage,
+    AnswerNegatives,
+    AnswerStanding,
+    AnswerValidationError,
+    AnswerValidationReport,
+    AssumedValue,
+    CoverageItem,
+    NegativeStatement,
+    PeriodEntry,
+)
 from agentfootprint.agent._checkpoints import load_conversation, load_pause_checkpoint
 from agentfootprint.agent._ledgers import DecisionLedgerError
 from agentfootprint.agent._limits import WRAP_UP_INSTRUCTION, CostBudget, EmptyAnswerWarning
@@ -29,6 +41,7 @@ from agentfootprint.agent.errors import (
     MessageRoleError,
     NoConversationError,
     NoOutputSchemaError,
+    OptionUnavailableError,
     OutputSchemaError,
     OutputStrategyUnsupportedError,
     ParentRunRefusedError,
@@ -53,6 +66,7 @@ from agentfootprint.agent.extension import (
     ToolCallRequest,
 )
 from agentfootprint.agent.models import AgentPauseCheckpoint, ConversationCheckpoint, RunResult, StoppedEarly
+from agentfootprint.agent.recipe import AgentRecipe, define_agent_recipe
 from agentfootprint.agent.turn import Turn
 from agentfootprint.agent.voice import Voice
 
@@ -62,6 +76,14 @@ __all__ = [
     "AgentBuildError",
     "AgentBuilder",
     "AgentPauseCheckpoint",
+    "AgentRecipe",
+    "AnswerCheck",
+    "AnswerCoverage",
+    "AnswerNegatives",
+    "AnswerStanding",
+    "AnswerValidationError",
+    "AnswerValidationReport",
+    "AssumedValue",
     "CallModel",
     "CallTool",
     "CheckpointSealError",
@@ -69,6 +91,7 @@ __all__ = [
     "ConversationCheckpoint",
     "ConversationMismatchError",
     "CostBudget",
+    "CoverageItem",
     "DecisionLedger",
     "DecisionLedgerError",
     "DecisionRequiredError",
@@ -83,14 +106,17 @@ __all__ = [
     "InvalidRunOptionError",
     "MemberIdentityError",
     "MessageRoleError",
+    "NegativeStatement",
     "NoConversationError",
     "NoOutputSchemaError",
     "ObserverDrainResult",
+    "OptionUnavailableError",
     "OutputContractUnmet",
     "OutputSchemaError",
     "OutputStrategyUnsupportedError",
     "ParentRunRefusedError",
     "PendingQuestionError",
+    "PeriodEntry",
     "PolicyHaltError",
     "PostgresDecisionLedger",
     "ResumeDecisionError",
@@ -111,6 +137,7 @@ __all__ = [
     "Voice",
     "check_in_approved",
     "check_in_declined",
+    "define_agent_recipe",
     "load_conversation",
     "load_pause_checkpoint",
 ]

@@ -13,6 +13,19 @@ from pydantic import BaseModel, ValidationError
 from typing_extensions import Unpack
 
 from agentfootprint._sync import run_sync
+from agentfootprint.agent._answer import (
+    AnswerCoverage,
+    AnswerNegatives,
+    AnswerStanding,
+    AnswerValidationReport,
+    claims_of,
+    coverage_of,
+    findings_of,
+    negatives_of,
+    script_of,
+    standing_of,
+    validation_of,
+)
 from agentfootprint.agent._checkpoints import load_conversation, load_pause_checkpoint
 from agentfootprint.agent._limits import (
     CostBudget,
@@ -946,6 +959,39 @@ class Agent:
         """How the last run's final answer failed the output schema (stage, error, path, attempts, retries spent,
         ``broken_by``); None when it passed, on an agent without a schema, and before the first run."""
         return unmet_of(self._last_raw) if self.config.output_schema is not None else None
+
+    # -- what travels with the answer (answer-contract options; detached copies of the last run's record) ---------
+    def findings(self) -> list[dict[str, Any]] | None:
+        """The last run's findings ledger (``basis`` / ``standing`` / ``conflict`` / ``argument`` / ``period`` rows,
+        the last standing per ``tool_call_id`` current), detached; None when nothing filed a row."""
+        return findings_of(self._last_raw)
+
+    def answer_negatives(self) -> AnswerNegatives | None:
+        """The library-composed negative statements of the last run and their recorded limits (``.negative_claims()``);
+        detached, real values (the caller's own data; the record is redacted)."""
+        return negatives_of(self._last_raw)
+
+    def answer_validation(self) -> AnswerValidationReport | None:
+        """The last run's answer checks, detached; None means no terminal validation ran (never an implicit pass)."""
+        return validation_of(self._last_raw)
+
+    def answer_coverage(self) -> AnswerCoverage | None:
+        """The limits of the last TYPED answer as data (``.limits_travel_with_the_answer()`` with an output schema):
+        checked, not checked, cannot cover, assumed values, periods; None on a prose answer (the block is in it)."""
+        return coverage_of(self._last_raw)
+
+    def answer_standing(self) -> AnswerStanding | None:
+        """The last answer's standing folded from its record (``.answer_layer()``), detached; None when not armed."""
+        return standing_of(self._last_raw)
+
+    def claim_checks(self) -> list[dict[str, Any]] | None:
+        """The last typed answer's ``.claims()`` checked against the facts tools settled: one row per claim
+        (``checked-pass``, ``checked-fail`` with ``advisory``, ``unreachable``, ``not-applicable``), detached."""
+        return claims_of(self._last_raw)
+
+    def answer_script(self) -> dict[str, Any] | None:
+        """The script that travelled with the last answer (``.script_travels_with_the_answer()``), detached."""
+        return script_of(self._last_raw)
 
     def _output_fallback(self) -> OutputFallback | None:
         contract = self.config.extension(OutputContract.name)

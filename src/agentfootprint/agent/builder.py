@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
@@ -20,7 +21,7 @@ from agentfootprint.agent._output import (
 )
 from agentfootprint.agent._registry import default_extensions, named_extension
 from agentfootprint.agent.config import AgentConfig
-from agentfootprint.agent.errors import AgentBuildError, InvalidLimitError
+from agentfootprint.agent.errors import AgentBuildError, InvalidLimitError, OptionUnavailableError
 from agentfootprint.agent.extension import Extension, ExtensionError, check_extension
 from agentfootprint.agent.voice import check_app_name, check_templates
 from agentfootprint.context import (
@@ -30,6 +31,7 @@ from agentfootprint.context import (
     MemoryInjection,
     RagInjection,
     WindowPolicy,
+    define_fact,
 )
 from agentfootprint.context.budget import ensure_context_event_types
 from agentfootprint.context.cache import CACHE_POLICIES
@@ -61,6 +63,8 @@ class AgentBuilder:
         self._extensions: list[Extension] = []
         self._declined: set[str] = set()
         self._output: OutputContract | None = None
+        self._recipe_stack: list[str] = []
+        self._recipes_applied: list[str] = []
         self._fallback: tuple[Any, Any] | None = None
 
     def system(self, text: str, *, cache: CachePolicy = "always") -> AgentBuilder:
@@ -459,6 +463,125 @@ class AgentBuilder:
                 self._inject(skill, "skill")
         return self._configure("skill_graph", graph=graph, continuity=continuity)
 
+    # -- what travels with the answer (the answer_contract extension) -----------------------------------------
+    def _arm(self, method: str, *args: Any, **kwargs: Any) -> AgentBuilder:
+        try:
+            getattr(self._named("answer_contract"), method)(*args, **kwargs)
+        except AgentBuildError:
+            raise
+        except (TypeError, ValueError) as exc:
+            raise AgentBuildError(str(exc), code="ERR_ANSWER_CONTRACT") from None
+        return self
+
+    def findings(self) -> AgentBuilder:
+        """The model files its own standings on its tool results (``file_finding``) and may say what a call is for
+        (``_basis``); ``agent.findings()`` reads the ledger (basis, standing, conflict, argument, period rows)."""
+        return self._arm("arm_findings")
+
+    def limits_travel_with_the_answer(self) -> AgentBuilder:
+        """What tools declared with ``coverage()`` / ``absent()`` travels with the answer: a block appended to a prose
+        answer, or data beside a typed one (``agent.answer_coverage()``)."""
+        return self._arm("arm_limits")
+
+    def negative_claims(self, *, append: bool = False) -> AgentBuilder:
+        """Each ``absent()`` result becomes a library-composed negative statement with its limits
+        (``agent.answer_negatives()``); ``append=True`` also appends them to a prose answer."""
+        return self._arm("arm_negatives", append)
+
+    def answer_validation(self, *checks: Any, posture: Literal["flag", "block"] = "flag") -> AgentBuilder:
+        """Terminal checks on the final answer (``answer_check(id, fn)`` or functions of the answer view);
+        ``agent.answer_validation()`` reads the report; ``block`` refuses a failing answer."""
+        return self._arm("arm_validation", checks, posture)
+
+    def inputs_layer(self, rules: Mapping[str, Mapping[str, Any]] | None = None) -> AgentBuilder:
+        """Honesty layer 2: per tool argument, ``assume(value)`` or ``ask()`` when the model leaves it out; values
+        the model sent that the record does not trace are filed too (``argument`` rows in ``findings()``)."""
+        return self._arm("arm_inputs", rules)
+
+    def results_layer(self, periods: Mapping[str, Any] | None = None) -> AgentBuilder:
+        """Honesty layer 3: ``period`` rows for results that declare the period they covered (``period()``), and
+        ``undeclared`` for a tool named here (``{tool: (from_arg, to_arg)}``) whose result said nothing."""
+        return self._arm("arm_results", periods)
+
+    def answer_layer(self, *, standing_line: bool | Literal["not-sure", "always"] = False) -> AgentBuilder:
+        """Honesty layer 4: the answer's standing folded from its record (``agent.answer_standing()``);
+        ``standing_line`` appends one line to a prose answer (``True``: when not sure; ``"always"``)."""
+        return self._arm("arm_standing", standing_line)
+
+    # -- declared structure (the declared_structure extension) ------------------------------------------------
+    def _declare(self, method: str, *args: Any) -> Any:
+        try:
+            return getattr(self._named("declared_structure"), method)(*args)
+        except AgentBuildError:
+            raise
+        except (TypeError, ValueError) as exc:
+            raise AgentBuildError(str(exc), code="ERR_DECLARED_STRUCTURE") from None
+
+    def tool_choice(self, classifier: Any, *, serve: Literal["narrow", "hint"] = "narrow") -> AgentBuilder:
+        """``classifier(message, tool_names) -> name(s)`` picks the tools for the turn; ``narrow`` offers only those
+        (``hint`` offers all); the pick and each call's outcome are recorded under ``tool_choice``."""
+        self._declare("arm_tool_choice", classifier, serve)
+        return self
+
+    def ontology(self, spec: Mapping[str, Any]) -> AgentBuilder:
+        """How the domain's things relate (``{"entities": {...}, "relations": [{from, to, name, via}]}``): frozen,
+        recorded once per run as ``ontology``, and read by the model as the ``ontology`` fact (``via`` names a tool
+        of the agent, checked at build)."""
+        text = self._declare("arm_ontology", spec)
+        return self._inject(define_fact(id="ontology", data=text), "fact")
+
+    def claims(self, contract: Mapping[str, Mapping[str, str]]) -> AgentBuilder:
+        """Which typed answer field claims which settled fact (``{"nav_count": {"entity": "screen2", "field":
+        "nav"}}``); checked against tools' ``semantic()`` facts after the run (``agent.claim_checks()``)."""
+        self._declare("arm_claims", contract)
+        return self
+
+    def recipe(self, recipe: Any) -> AgentBuilder:
+        """Apply a recipe (``define_agent_recipe``) here: its ``configure(builder)`` runs now; the run records
+        ``{id, version}`` under ``agent_recipes``. A recipe applied twice or applying itself is refused by name."""
+        from agentfootprint.agent.recipe import AgentRecipe
+
+        if not isinstance(recipe, AgentRecipe):
+            raise AgentBuildError("recipe() takes a recipe from define_agent_recipe", code="ERR_RECIPE")
+        if recipe.id in self._recipe_stack:
+            cycle = " <- ".join([*self._recipe_stack, recipe.id])
+            raise AgentBuildError(f"recipe '{recipe.id}' is applying itself ({cycle})", code="ERR_RECIPE_CYCLE")
+        if recipe.id in self._recipes_applied:
+            raise AgentBuildError(f"recipe '{recipe.id}' is already applied to this agent", code="ERR_RECIPE_DUPLICATE")
+        self._recipe_stack.append(recipe.id)
+        try:
+            returned = recipe.configure(self)
+        finally:
+            self._recipe_stack.pop()
+        if inspect.isawaitable(returned):
+            close = getattr(returned, "close", None)
+            if callable(close):
+                close()
+            raise AgentBuildError(f"recipe '{recipe.id}' configure returned an awaitable", code="ERR_RECIPE_ASYNC")
+        self._recipes_applied.append(recipe.id)
+        self._declare("add_recipe", recipe.row())
+        return self
+
+    def script_travels_with_the_answer(self, *, code: str | None = None) -> AgentBuilder:
+        """The script a tool declared it ran (``script(value, code=...)``) travels with the answer: a fenced block
+        appended to a prose answer, data beside a typed one (``agent.answer_script()``)."""
+        if code is not None:
+            raise OptionUnavailableError(
+                "script_travels_with_the_answer(code=...)",
+                "a code gate that re-runs the script and matches its output against the answer; scripts here "
+                "travel as the record of what a tool ran, unchecked",
+            )
+        self._declare("arm_script")
+        return self
+
+    def maps(self, **options: Any) -> AgentBuilder:
+        """Refused: the maps kernel needs engagement leases over walkable maps (see docs/agent.md)."""
+        raise OptionUnavailableError(
+            "maps",
+            "the maps kernel: engagement leases that park a walkable map's prompt and tools when no evidence "
+            "renews them; the skill graph here has a cursor and no engagement lease",
+        )
+
     def _configure(self, name: str, **options: Any) -> AgentBuilder:
         if any(e.name == name for e in self._extensions):
             raise AgentBuildError(f"{name}() was already called on this builder")
@@ -478,6 +601,10 @@ class AgentBuilder:
         config = replace(
             self._config, tools=tuple(self._tools), injections=tuple(self._injections), extensions=extensions
         )
+        for ext in extensions:
+            check = getattr(ext, "check_build", None)
+            if callable(check):
+                check(config)
         if self._output is not None:
             check_contract_build(config)
         agent = Agent(config)

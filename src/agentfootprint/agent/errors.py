@@ -188,6 +188,18 @@ class OutputSchemaError(AgentFootprintError, ValueError):
         self.stage = stage
 
 
+class OptionUnavailableError(AgentBuildError):
+    """A builder option whose behaviour needs a subsystem this project does not have; refused by name at build,
+    never accepted and ignored. ``option`` names it; ``needs`` says what it would need."""
+
+    code = "ERR_OPTION_UNAVAILABLE"
+
+    def __init__(self, option: str, needs: str) -> None:
+        super().__init__(f"{option}() is not available in agentfootprint: it needs {needs}")
+        self.option = option
+        self.needs = needs
+
+
 class NoOutputSchemaError(AgentBuildError):
     """A typed read of the answer (``parse_output``, ``run_typed``) on an agent built without ``.output_schema()``;
     not an ``OutputSchemaError``: nothing was judged."""

@@ -20,6 +20,13 @@ if TYPE_CHECKING:  # the lazily loaded names, typed for checkers
     from agentfootprint.extensions.tool_provider import ToolProviders
 
 _EXPORTS = {
+    "AnswerContract": ".answer_contract",
+    "DeclaredStructure": ".declared_structure",
+    "AnswerView": ".answer_contract",
+    "ArgumentRule": ".answer_contract",
+    "answer_check": ".answer_contract",
+    "ask": ".answer_contract",
+    "assume": ".answer_contract",
     "allow": ".middleware",
     "deny": ".middleware",
     "Allow": ".middleware",

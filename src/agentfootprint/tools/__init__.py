@@ -1,6 +1,7 @@
 """Tools: ``define_tool``, ``@tool``, argument validation, permission, check-in and execution."""
 
 from agentfootprint.tools.context import ToolContext
+from agentfootprint.tools.coverage import CoverageDeclarationError, absent, coverage, period, script, semantic
 from agentfootprint.tools.errors import (
     DuplicateToolError,
     InvalidToolDefinitionError,
@@ -42,6 +43,7 @@ from agentfootprint.tools.validation import (
 __all__ = [
     "ArgIssue",
     "CheckIn",
+    "CoverageDeclarationError",
     "DuplicateToolError",
     "InvalidToolDefinitionError",
     "LintFinding",
@@ -59,11 +61,16 @@ __all__ = [
     "ToolPredicate",
     "ToolProvider",
     "ToolRegistry",
+    "absent",
     "ask_human",
+    "coverage",
     "define_tool",
     "gated_tools",
     "lint_tools",
     "list_provider_tools",
+    "period",
+    "script",
+    "semantic",
     "skill_scoped_tools",
     "static_tools",
     "tool",
