@@ -1,5 +1,6 @@
 """Extensions that plug into every agent through ``AgentBuilder.use``: middleware, tool providers, reliability,
-credentials, tool sessions, artifacts, integrity, receipts and skill visibility (builder sugar loads each one only
+credentials, tool sessions, artifacts, integrity, receipts, skill visibility, the answer contract and declared
+structure (builder sugar loads each one only
 when an agent asks for it)."""
 
 from typing import TYPE_CHECKING
@@ -7,6 +8,15 @@ from typing import TYPE_CHECKING
 from agentfootprint._lazy import lazy_exports
 
 if TYPE_CHECKING:  # the lazily loaded names, typed for checkers
+    from agentfootprint.extensions.answer_contract import (
+        AnswerContract,
+        AnswerView,
+        ArgumentRule,
+        answer_check,
+        ask,
+        assume,
+    )
+    from agentfootprint.extensions.declared_structure import DeclaredStructure
     from agentfootprint.extensions.middleware import Allow, Deny, MessageDeniedError, allow, deny
     from agentfootprint.extensions.reliability import (
         CircuitBreaker,
@@ -45,8 +55,12 @@ _EXPORTS = {
 __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
 __all__ = [
     "Allow",
+    "AnswerContract",
+    "AnswerView",
+    "ArgumentRule",
     "CircuitBreaker",
     "CircuitOpenError",
+    "DeclaredStructure",
     "Deny",
     "MessageDeniedError",
     "ReliabilityFailFastError",
@@ -54,6 +68,9 @@ __all__ = [
     "ReliabilityScope",
     "ToolProviders",
     "allow",
+    "answer_check",
+    "ask",
+    "assume",
     "classify_error",
     "deny",
     "rule",
