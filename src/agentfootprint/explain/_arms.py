@@ -130,6 +130,10 @@ class Judge:
     def statistical(self) -> bool:
         return self.max_samples is not None
 
+    def known(self, arm: Arm) -> ArmResult | None:
+        """The arm's verdict so far: decided in full, or settled early by a majority arm (``decide(full=False)``)."""
+        return self.decided.get(arm) or self._early.get(arm)
+
     def _result(self, arm: Arm, outcomes: list[bool | None], decision: Decision) -> ArmResult:
         base = self.sampler.taken(BASELINE)[: len(outcomes)]
         return ArmResult(

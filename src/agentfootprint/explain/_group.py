@@ -130,11 +130,11 @@ class GroupSearch:
             return GroupOutcome(candidates, None)
         try:
             if not (self.screening and await self.flips(everything, True)) and not await self.judged(everything):
-                return GroupOutcome(candidates, self.judge.decided.get(everything))
+                return GroupOutcome(candidates, self.judge.known(everything))
             await self._hitting_sets(everything, candidates)
         except BudgetExhausted:
-            return GroupOutcome(candidates, self.judge.decided.get(everything), budget_stopped=True)
-        return GroupOutcome(candidates, self.judge.decided.get(everything))
+            return GroupOutcome(candidates, self.judge.known(everything), budget_stopped=True)
+        return GroupOutcome(candidates, self.judge.known(everything))
 
     async def _hitting_sets(self, everything: Arm, candidates: list[Candidate]) -> None:
         """Reiter's hitting-set tree: each path removes one member of every set found so far from the search."""
