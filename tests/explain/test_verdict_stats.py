@@ -74,3 +74,69 @@ def test_curtailment_never_settles_against_the_full_sample_verdict(planned: int,
         assert (decision.verdict == "confirmed") == _final_confirms(sum(arm), sum(base), planned, 0.05)
     if taken == planned:
         assert decision.settled
+
+
+def test_fisher_without_samples_on_either_side_is_one() -> None:
+    assert fisher_one_sided(0, 0, 0, 0) == 1.0
+    assert fisher_one_sided(1, 0, 0, 3) == 1.0
+    assert fisher_one_sided(1, 3, 0, 0) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("args", "settled", "verdict", "p"),
+    [
+        ((0, 2, 0, 0, 2, 4, 0.05), True, "not-confirmed", 1.0),  # even all-flips later cannot reach a majority
+        ((1, 1, 0, 0, 1, 4, 0.05), False, "inconclusive", 0.5),  # a lone flip so far: a lead, not settled
+        ((1, 3, 0, 0, 3, 6, 0.05), False, "not-confirmed", 0.5),  # under half flipped and p above alpha
+        ((4, 4, 0, 0, 4, 4, 0.05), True, "confirmed", 1 / 70),
+        ((2, 4, 0, 0, 4, 4, 0.25), True, "inconclusive", 15 / 70),  # half is not a majority, p within alpha
+        ((2, 4, 0, 0, 4, 4, 0.2), True, "not-confirmed", 15 / 70),
+        ((2, 4, 0, 0, 4, 6, 0.05), False, "not-confirmed", 15 / 70),  # two unseen samples could still confirm it
+        ((2, 4, 2, 2, 4, 6, 0.05), True, "not-confirmed", 53 / 70),  # with a noisy baseline they cannot
+    ],
+)
+def test_fisher_decisions_at_their_boundaries(
+    args: tuple[int, int, int, int, int, int, float], settled: bool, verdict: str, p: float
+) -> None:
+    decision = fisher_decision(*args)
+    assert (decision.settled, decision.verdict) == (settled, verdict)
+    assert decision.p_value == pytest.approx(p, rel=1e-12)
+
+
+def test_a_partial_flip_at_exactly_alpha_is_inconclusive() -> None:
+    alpha = fisher_one_sided(3, 6, 0, 6)  # 84 / 924: three of six flipped, none of the baseline
+    assert alpha == pytest.approx(84 / 924)
+    assert fisher_decision(3, 6, 0, 0, 6, 6, alpha).verdict == "inconclusive"
+    assert fisher_decision(3, 6, 0, 0, 6, 6, alpha * 0.999).verdict == "not-confirmed"
+
+
+def test_no_samples_taken_yet_has_p_one() -> None:
+    decision = fisher_decision(0, 0, 0, 0, 0, 4, 0.05)
+    assert (decision.settled, decision.verdict, decision.p_value) == (False, "not-confirmed", 1.0)
+
+
+def test_majority_decision_at_every_point_of_three() -> None:
+    table = {
+        (f, t): (d.settled, d.verdict) for t in range(4) for f in range(t + 1) for d in [majority_decision(f, t, 3)]
+    }
+    assert table == {
+        (0, 0): (False, "not-confirmed"),
+        (0, 1): (False, "not-confirmed"),
+        (1, 1): (False, "confirmed"),  # the verdict so far, not settled
+        (0, 2): (True, "not-confirmed"),
+        (1, 2): (False, "inconclusive"),
+        (2, 2): (True, "confirmed"),
+        (0, 3): (True, "not-confirmed"),
+        (1, 3): (True, "inconclusive"),
+        (2, 3): (True, "confirmed"),
+        (3, 3): (True, "confirmed"),
+    }
+    assert [majority_verdict(f, 4) for f in range(5)] == [
+        "not-confirmed",
+        "inconclusive",
+        "inconclusive",
+        "confirmed",
+        "confirmed",
+    ]
+    assert (majority_decision(2, 2, 4).settled, majority_decision(2, 2, 4).verdict) == (False, "confirmed")
+    assert (majority_decision(2, 4, 4).settled, majority_decision(2, 4, 4).verdict) == (True, "inconclusive")

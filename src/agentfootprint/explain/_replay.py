@@ -44,6 +44,10 @@ class ReplayCache:
         if pending is not None:
             try:
                 shared = await asyncio.shield(pending)
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if not pending.cancelled() or (task is not None and task.cancelling()):
+                    raise  # this caller was cancelled, not the first one
             except Exception:  # the first caller failed: this caller asks the model itself
                 pass
             else:
