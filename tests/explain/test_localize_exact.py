@@ -575,3 +575,40 @@ def test_render_reply_and_step_reply() -> None:
     assert render_reply({"tool_calls": [{"name": "t"}]}) == "\n-> t {}"
     assert step_reply(None, "", 0) == "(no model call #1 in this run)"
     assert step_reply(None, "", 2) == "(no model call #3 in this run)"
+
+
+async def test_rerun_without_sources_reports_flips_against_its_baseline() -> None:
+    from agentfootprint.explain import rerun_without_sources
+
+    agent = build(redundant)
+    await agent.run("premium?")
+    report = await rerun_without_sources(agent, ["alpha", "beta"], samples=2, outcome_changed=first_word_changed)
+    assert report.model_dump() == {
+        "ignored": ["alpha", "beta"],
+        "samples": 2,
+        "original_answer": "WRONG premium",
+        "baseline_flips": 0,
+        "flips": 2,
+        "verdict": "confirmed",
+        "answers": ["RIGHT standard", "RIGHT standard"],
+        "claim": "CAUSAL: ablating sources 'alpha', 'beta' flipped the outcome in 2/2 seeded reruns",
+    }
+    one = await rerun_without_sources(agent, ["alpha"], samples=1, outcome_changed=first_word_changed)
+    assert (one.verdict, one.flips, one.answers) == ("not-confirmed", 0, ["WRONG premium"])
+    for bad in (0, True, "1"):
+        with pytest.raises(LocalizeError) as err:
+            await rerun_without_sources(agent, ["alpha"], samples=bad)
+        assert str(err.value) == "samples must be >= 1"
+
+
+async def test_rerun_without_sources_with_an_unstable_baseline_is_inconclusive() -> None:
+    from agentfootprint.explain import rerun_without_sources
+
+    agent = build(lambda present, seed: seed != 1)
+    await agent.run("premium?")
+    report = await rerun_without_sources(agent, ["gamma"], samples=2, outcome_changed=first_word_changed)
+    assert (report.verdict, report.flips, report.baseline_flips) == ("inconclusive", 1, 1)
+    assert report.claim == (
+        "INCONCLUSIVE: the baseline flipped without any ablation, so ablating sources 'gamma' (flipped the "
+        "outcome in 1/2 seeded reruns) proves nothing"
+    )

@@ -226,14 +226,11 @@ def _tail(r: ArmResult, statistical: bool, alpha: float) -> str:
     return tail
 
 
-def _claim(kind: str, sid: str, verdict: Verdict, flips: int, samples: int, unstable: bool) -> str:
+def _claim(label: str, verdict: Verdict, flips: int, samples: int, unstable: bool) -> str:
     tail = f"flipped the outcome in {flips}/{samples} seeded reruns"
     if unstable:
-        return (
-            f"INCONCLUSIVE: the baseline flipped without any ablation, so ablating {kind} '{sid}' ({tail}) proves "
-            "nothing"
-        )
-    return f"{_LABEL[verdict]}: ablating {kind} '{sid}' {tail}"
+        return f"INCONCLUSIVE: the baseline flipped without any ablation, so ablating {label} ({tail}) proves nothing"
+    return f"{_LABEL[verdict]}: ablating {label} {tail}"
 
 
 def _arm_claim(label: str, r: ArmResult, verdict: Verdict, unstable: bool, statistical: bool, alpha: float) -> str:
@@ -626,7 +623,7 @@ class _Localization:
                     trigger=trail.trigger,
                     claim=_arm_claim(self._label(sid), r, verdict, self.unstable, statistical, alpha)
                     if statistical or not r.settled
-                    else _claim(trail.kind, sid, verdict, r.flips, r.samples, self.unstable),
+                    else _claim(self._label(sid), verdict, r.flips, r.samples, self.unstable),
                 )
             )
         return out
@@ -758,5 +755,5 @@ async def rerun_without_sources(
         flips=flips,
         verdict=verdict,
         answers=list(answers),
-        claim=_claim("sources", label, verdict, flips, samples, baseline_flips > 0),
+        claim=_claim(f"sources {label}", verdict, flips, samples, baseline_flips > 0),
     )
