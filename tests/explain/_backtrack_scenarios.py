@@ -162,6 +162,21 @@ async def a_parallel_merge() -> Any:
     return par
 
 
+async def a_nested_sequence() -> Any:
+    inner = Sequence.create().step("research", _member("research", "R says 1", "rf")).build()
+    outer = Sequence.create().step("inner", inner).step("write", _member("writer", "W done", "wf")).build()
+    await outer.run("go")
+    return outer
+
+
+async def one_tool_twice() -> Any:
+    calls = [{"id": "c1", "name": "look", "args": {"at": "left"}}, {"id": "c2", "name": "look", "args": {"at": "right"}}]
+    provider = mock(replies=[{"tool_calls": calls}, "Both sides seen."])
+    agent = Agent.create(provider=provider, model="m").tool(_tool("look", "a view")).build()
+    await agent.run("look both ways")
+    return agent
+
+
 SCENARIOS: dict[str, tuple[Callable[[], Awaitable[Any]], str | None]] = {
     "flagship": (flagship, None),
     "flagship-at-first-call": (flagship, "call-llm#5"),
@@ -174,6 +189,8 @@ SCENARIOS: dict[str, tuple[Callable[[], Awaitable[Any]], str | None]] = {
     "folds-across-runs": (folds_across_runs, None),
     "a-sequence": (a_sequence, None),
     "a-parallel-merge": (a_parallel_merge, None),
+    "a-nested-sequence": (a_nested_sequence, None),
+    "one-tool-twice": (one_tool_twice, None),
 }
 
 

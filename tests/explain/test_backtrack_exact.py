@@ -107,3 +107,16 @@ async def test_calls_behind_a_value_are_the_model_calls_it_was_made_from() -> No
     merge = snap.commit("merge#22")
     assert [c.runtime_stage_id for c in calls_behind(snap, merge.idx)] == ["a/call-llm#8", "b/call-llm#18"]
     assert calls_behind(snap, -1) == [] and calls_behind(snap, len(snap.commit_log)) == []
+
+
+def test_tool_arguments_are_shown_cut_and_only_for_an_object() -> None:
+    from agentfootprint.explain.backtrack import _args_text
+
+    assert _args_text(["a"]) == "" and _args_text(None) == "" and _args_text({}) == ""
+    assert _args_text({"q": "x" * 100, "n": 2, "s": "é"}) == f'q="{"x" * 59}, n=2, s="é"'
+
+
+def test_a_backtrack_error_keeps_a_given_code_and_its_steps() -> None:
+    err = BacktrackError("m", steps=("a#1",), code="ERR_OTHER")
+    assert (str(err), err.code, err.steps) == ("m", "ERR_OTHER", ("a#1",))
+    assert BacktrackError("m").code == "ERR_BACKTRACK"
