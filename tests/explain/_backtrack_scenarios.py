@@ -170,7 +170,10 @@ async def a_nested_sequence() -> Any:
 
 
 async def one_tool_twice() -> Any:
-    calls = [{"id": "c1", "name": "look", "args": {"at": "left"}}, {"id": "c2", "name": "look", "args": {"at": "right"}}]
+    calls = [
+        {"id": "c1", "name": "look", "args": {"at": "left"}},
+        {"id": "c2", "name": "look", "args": {"at": "right"}},
+    ]
     provider = mock(replies=[{"tool_calls": calls}, "Both sides seen."])
     agent = Agent.create(provider=provider, model="m").tool(_tool("look", "a view")).build()
     await agent.run("look both ways")
