@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agentfootprint.errors import AgentFootprintError
-from agentfootprint.tools import errors
+from agentfootprint.tools import _codes
 from agentfootprint.tools.errors import (
     DuplicateToolError,
     InvalidToolDefinitionError,
@@ -18,7 +18,7 @@ from agentfootprint.tools.validation import ArgIssue
 
 
 def test_every_code_constant_spells_its_own_name() -> None:
-    names = [n for n in errors.__all__ if n.startswith("ERR_")]
+    names = sorted(n for n in vars(_codes) if n.startswith("ERR_"))
     assert names == [
         "ERR_CHECK_IN_DECLINED",
         "ERR_INVALID_TOOL_ARGS",
@@ -28,7 +28,7 @@ def test_every_code_constant_spells_its_own_name() -> None:
         "ERR_TOOL_RESULT_UNSERIALISABLE",
         "ERR_UNKNOWN_TOOL",
     ]
-    assert all(getattr(errors, n) == n for n in names)
+    assert all(getattr(_codes, n) == n for n in names)
 
 
 @pytest.mark.parametrize(
