@@ -180,6 +180,16 @@ async def one_tool_twice() -> Any:
     return agent
 
 
+async def a_fact_in_the_messages_slot() -> Any:
+    agent = (
+        Agent.create(provider=mock(reply="Noted."), model="m")
+        .fact(define_fact(id="reminder", data="Reminder: be brief.", slot="messages"))
+        .build()
+    )
+    await agent.run("hello")
+    return agent
+
+
 SCENARIOS: dict[str, tuple[Callable[[], Awaitable[Any]], str | None]] = {
     "flagship": (flagship, None),
     "flagship-at-first-call": (flagship, "call-llm#5"),
@@ -194,6 +204,7 @@ SCENARIOS: dict[str, tuple[Callable[[], Awaitable[Any]], str | None]] = {
     "a-parallel-merge": (a_parallel_merge, None),
     "a-nested-sequence": (a_nested_sequence, None),
     "one-tool-twice": (one_tool_twice, None),
+    "a-fact-in-the-messages-slot": (a_fact_in_the_messages_slot, None),
 }
 
 
