@@ -267,3 +267,20 @@ async def test_a_budget_stop_keeps_what_is_known_of_everything() -> None:
     assert outcome.budget_stopped and outcome.candidates == []
     assert outcome.everything is stopped.judge.known(arm("abcd"))  # type: ignore[attr-defined]
     assert outcome.everything is not None and outcome.everything.verdict == "confirmed"
+
+
+async def test_the_baseline_arm_is_judged_on_its_own_flips() -> None:
+    outcomes = iter(["wrong", "right", "wrong"])
+
+    async def rerun(seed: int, ignore: object) -> str:
+        return next(outcomes)
+
+    sampler = Sampler(rerun, "wrong", lambda a, b: a != b, concurrency=1, max_reruns=None, on_rerun=lambda: None)
+    judge = Judge(sampler, 3, None, 0.05)
+    assert await judge.baseline() == ArmResult(frozenset(), "inconclusive", 1, 3, 0, 1, None, True)
+    quiet = Judge(
+        Sampler(rerun, "x", lambda a, b: False, concurrency=1, max_reruns=None, on_rerun=lambda: None), 0, None, 0.05
+    )
+    assert await quiet.baseline() == ArmResult(frozenset(), "not-confirmed", 0, 0, 0, 0, None, True)
+    first = await judge.decide(arm("a"))
+    assert await judge.decide(arm("a")) is first and judge.known(arm("a")) is first

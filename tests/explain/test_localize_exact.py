@@ -642,3 +642,12 @@ async def test_rerun_without_sources_shares_one_response_cache_across_its_reruns
     before = len(provider.requests)
     report = await rerun_without_sources(agent, ["cite"], samples=2, outcome_changed=first_word_changed)
     assert report.verdict == "confirmed" and len(provider.requests) - before == 6
+
+
+async def test_group_search_arms_of_one_source_are_listed_by_rank() -> None:
+    report = await localized(lambda present, seed: {"alpha", "beta"} <= present, samples=2, search="group")
+    assert [(s.id, s.rank, s.verdict) for s in report.suspects if s.samples] == [
+        ("alpha", 1, "confirmed"),
+        ("beta", 2, "confirmed"),
+    ]
+    assert [c.ids for c in report.culprit_sets if c.verdict == "confirmed"] == [("alpha",), ("beta",)]

@@ -140,3 +140,10 @@ def test_majority_decision_at_every_point_of_three() -> None:
     ]
     assert (majority_decision(2, 2, 4).settled, majority_decision(2, 2, 4).verdict) == (False, "confirmed")
     assert (majority_decision(2, 4, 4).settled, majority_decision(2, 4, 4).verdict) == (True, "inconclusive")
+
+
+def test_a_majority_arm_settles_once_the_rest_cannot_reach_more_than_half() -> None:
+    # planned 4, two taken, none flipped: even two more flips give 2 of 4, not a majority
+    assert (majority_decision(0, 2, 4).settled, majority_decision(0, 2, 4).verdict) == (True, "not-confirmed")
+    assert (majority_decision(1, 2, 4).settled, majority_decision(1, 2, 4).verdict) == (False, "inconclusive")
+    assert (majority_decision(1, 3, 4).settled, majority_decision(1, 3, 4).verdict) == (True, "inconclusive")
