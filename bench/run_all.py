@@ -12,6 +12,7 @@ ORDER = [
     "engine.py",
     "agent.py",
     "explain.py",
+    "ctxbug.py",
     "host.py",
     "scale.py",
     "mcp_bench.py",

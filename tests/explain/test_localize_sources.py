@@ -198,3 +198,38 @@ async def test_read_skill_is_reported_not_ablatable_never_dropped_silently() -> 
     assert [c.ids for c in report.confirmed_sets] == [("refunds",)]
     with pytest.raises(UnknownSourceError):
         agent.without("read_skill#1")
+
+
+async def test_a_redundant_pair_across_kinds_is_one_culprit_set_among_twenty_sources() -> None:
+    """A memory entry and a retrieved chunk, each enough to mislead, among facts, entries and chunks."""
+    store = PlantedStore()
+    store.plant(
+        [
+            MemoryEntry(id=f"t{i}:user", role="user", content=text, run_id=f"t{i}", created_at=float(i))
+            for i, text in enumerate([*(f"note {i}" for i in range(5)), "exception zq-7 on file"])
+        ]
+    )
+    docs = [{"id": f"doc-{i}", "text": f"policy paragraph {i}"} for i in range(8)]
+    docs[6]["text"] = "policy paragraph: exception zq-7 grants refunds"
+    builder = (
+        Agent.create(provider=mock(respond=marker_model("zq-7")), model="m")
+        .memory(define_memory(id="history", store=store, recall=6))
+        .rag(define_rag(id="kb", documents=docs, k=8))
+    )
+    for i in range(6):
+        builder = builder.fact(define_fact(id=f"fact-{i}", data=f"Fact number {i}."))
+    agent = builder.build()
+    await agent.run("policy paragraph?", identity=WHO)
+    report = await localize_context_bug(
+        agent, outcome_changed=approved_flipped, max_suspects=None, search="group", progress=False
+    )
+    assert report.sources_considered == 20
+    # the single-source arms that ran are the restore checks: each member alone changes nothing
+    assert sorted((s.id, s.verdict) for s in report.suspects) == [
+        ("doc-6", "not-confirmed"),
+        ("t5:user", "not-confirmed"),
+    ]
+    assert [(c.ids, c.kinds, c.minimal) for c in report.confirmed_sets] == [
+        (("doc-6", "t5:user"), ("rag", "memory"), True)
+    ]
+    assert report.reruns < 3 * 21  # fewer than one-at-a-time over all twenty
