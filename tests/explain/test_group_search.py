@@ -123,3 +123,25 @@ async def test_noisy_outcomes_under_the_statistical_rule_still_give_the_exact_se
     population = ids(24)
     found, _, _ = await search(population, [frozenset(["s5"])], max_samples=20, noise=0.1)
     assert found == {frozenset(["s5"])}
+
+
+async def test_a_member_whose_restoring_is_inconclusive_is_not_called_minimal() -> None:
+    """The true pair {a, b} flips only half the time (a noisy model); {a, b, x} always does. Restoring x leaves an
+    inconclusive arm, so {a, b, x} is not claimed 1-minimal: {a, b} is reported, inconclusive."""
+
+    async def rerun(seed: int, ignore: Sequence[str]) -> str:
+        removed = set(ignore)
+        if {"a", "b", "x"} <= removed:
+            return RIGHT
+        if {"a", "b"} <= removed:
+            return RIGHT if seed % 2 == 0 else WRONG
+        return WRONG
+
+    sampler = Sampler(rerun, WRONG, changed, concurrency=4, max_reruns=None, on_rerun=lambda: None)
+    judge = Judge(sampler, 3, 10, 0.05)
+    await judge.baseline()
+    candidate = await GroupSearch(judge, ["a", "b", "x", "y"], screen=False, fanout=2).verify(["a", "b", "x"])
+    assert candidate.ids == frozenset(["a", "b"]) and not candidate.minimal
+    assert (candidate.result.verdict, candidate.result.flips, candidate.result.samples) == ("inconclusive", 5, 10)
+    whole = judge.decided[frozenset(["a", "b", "x"])]
+    assert (whole.verdict, whole.flips, whole.samples) == ("confirmed", 9, 9)  # settled early: 9/9 already decides

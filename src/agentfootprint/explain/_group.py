@@ -95,8 +95,9 @@ class GroupSearch:
         return found
 
     async def verify(self, ids: list[str]) -> Candidate:
-        """Full samples for the set; restore each member in turn. A member whose restoring still flips is dropped
-        and the smaller set is verified instead (noise can mislead a search)."""
+        """Full samples for the set; restore each member in turn. A member whose restoring still flips — or may
+        still flip (an inconclusive arm) — is dropped and the smaller set is verified instead (noise can mislead a
+        search); a set is 1-minimal only when every restore check is settled ``not-confirmed``."""
         current = self._sorted(frozenset(ids))
         while True:
             arm = frozenset(current)
@@ -106,7 +107,10 @@ class GroupSearch:
             if len(current) == 1:
                 return Candidate(arm, result, [], minimal=True)
             restored = await asyncio.gather(*(self.judge.decide(arm - {m}, full=True) for m in current))
-            still = [m for m, r in zip(current, restored, strict=True) if r.verdict == "confirmed"]
+            pairs = list(zip(current, restored, strict=True))
+            still = [m for m, r in pairs if r.verdict == "confirmed"] + [
+                m for m, r in pairs if r.verdict == "inconclusive"
+            ]
             if not still:
                 return Candidate(arm, result, list(restored), minimal=all(r.settled for r in restored))
             current = [m for m in current if m != still[0]]
