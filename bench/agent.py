@@ -6,7 +6,9 @@ import asyncio
 import cProfile
 import gc
 import pstats
+import statistics
 import sys
+import time
 import tracemalloc
 import warnings
 from pathlib import Path
@@ -20,11 +22,16 @@ from agentfootprint import Agent, define_tool
 from agentfootprint.providers import LLMRequest, LLMResponse, ToolCall, Usage, mock
 from agentfootprint.providers.base import BaseProvider
 
+CPU = time.process_time  # CPU time of this process: a shared machine does not charge us for others
+
 SYSTEM = "You are a helpful weather assistant."
 QUESTION = "What is the weather in Paris?"
 ANSWER = "It is sunny in Paris."
 PROFILE_N = 100  # profiled on 100 vs 400 iterations (same 4x step; 800 under cProfile takes a minute)
 BATCH = 10  # turns per timing sample (one turn is ~1-5 ms; a batch keeps timer noise down)
+TURN_ROUNDS = 5
+GROWTH_ROUNDS = 3
+DEFAULT_EXTENSIONS = ("honesty", "tool_sessions", "receipts")  # what every agent is given unless it declines
 
 # Every model function and tool below is ``async`` in all three frameworks: pydantic-ai and LangChain send a sync
 # model function or tool to a worker thread, which would charge them for a thread hop we do not pay.
@@ -51,10 +58,14 @@ async def _respond(request: LLMRequest) -> Any:
     return {"tool_calls": [{"id": "call_1", "name": "weather", "args": {"city": "Paris"}}]}
 
 
-def our_turn_agent() -> Any:
-    return (
-        Agent.create(provider=mock(respond=_respond), model="m", max_iterations=5).system(SYSTEM).tool(WEATHER).build()
-    )
+def our_turn_agent(declined: tuple[str, ...] = ()) -> Any:
+    builder = Agent.create(provider=mock(respond=_respond), model="m", max_iterations=5).system(SYSTEM).tool(WEATHER)
+    builder._declined.update(declined)  # diagnostic arm only: the share of the extensions every agent gets
+    return builder.build()
+
+
+def _median_ratio(a: list[float], b: list[float]) -> float:
+    return statistics.median(x / y for x, y in zip(a, b, strict=True))
 
 
 # ---------------------------------------------------------------- one turn: pydantic-ai
@@ -136,15 +147,21 @@ async def turn_times() -> dict[str, Any]:
     assert first.answer == ANSWER and first.iterations == 2, first
     assert other.output == ANSWER and len(other.all_messages()) == 4, other.all_messages()
 
-    async def ours_batch() -> None:
-        for _ in range(BATCH):
-            await ours.run(QUESTION)
+    bare = our_turn_agent(declined=DEFAULT_EXTENSIONS)
+    assert (await bare.run(QUESTION)).answer == ANSWER
 
-    async def theirs_batch() -> None:
-        for _ in range(BATCH):
-            await theirs.run(QUESTION)
+    def batch(run: Any) -> Any:
+        async def go() -> None:
+            for _ in range(BATCH):
+                await run()
 
-    out: dict[str, Any] = {}
+        return go
+
+    arms: dict[str, Any] = {
+        "agentfootprint": batch(lambda: ours.run(QUESTION)),
+        "agentfootprint_without_default_extensions": batch(lambda: bare.run(QUESTION)),
+        "pydantic_ai": batch(lambda: theirs.run(QUESTION)),
+    }
     lg_note = ""
     try:
         lg = langgraph_react_agent()
@@ -152,25 +169,23 @@ async def turn_times() -> dict[str, Any]:
         kinds = [type(m).__name__ for m in lg_out["messages"]]
         assert kinds == ["HumanMessage", "AIMessage", "ToolMessage", "AIMessage"], kinds
         assert lg_out["messages"][-1].content == ANSWER and lg_out["messages"][2].status == "success"
+        arms["langgraph"] = batch(lambda: lg.ainvoke({"messages": [("user", QUESTION)]}))
     except Exception as exc:  # optional peer: report why it was skipped
-        lg = None
         lg_note = f"LangGraph ReAct turn skipped: {type(exc).__name__}: {exc}"[:300]
 
-    async def lg_batch() -> None:
-        assert lg is not None
-        for _ in range(BATCH):
-            await lg.ainvoke({"messages": [("user", QUESTION)]})
-
-    # Two interleaved rounds; each framework's time is the lower of its two medians (less exposed to drift).
-    rounds: dict[str, list[float]] = {"agentfootprint": [], "pydantic_ai": [], "langgraph": []}
-    for _ in range(2):
-        rounds["agentfootprint"].append(await time_async(ours_batch, repeat=21, warmup=3) / BATCH)
-        rounds["pydantic_ai"].append(await time_async(theirs_batch, repeat=21, warmup=3) / BATCH)
-        if lg is not None:
-            rounds["langgraph"].append(await time_async(lg_batch, repeat=21, warmup=3) / BATCH)
-    for name, samples in rounds.items():
-        if samples:
-            out[name] = min(samples)
+    # Alternating rounds (every arm once per round); a ratio is the median of its per-round ratios, a time the
+    # median of the rounds' medians.
+    rounds: dict[str, list[float]] = {name: [] for name in arms}
+    for _ in range(TURN_ROUNDS):
+        for name, fn in arms.items():
+            rounds[name].append(await time_async(fn, repeat=11, warmup=2, clock=CPU) / BATCH)
+    out: dict[str, Any] = {name: statistics.median(samples) for name, samples in rounds.items()}
+    out["ratio_vs_pydantic_ai"] = _median_ratio(rounds["agentfootprint"], rounds["pydantic_ai"])
+    if "langgraph" in rounds:
+        out["ratio_vs_langgraph"] = _median_ratio(rounds["agentfootprint"], rounds["langgraph"])
+    out["default_extensions_share"] = 1 - _median_ratio(
+        rounds["agentfootprint_without_default_extensions"], rounds["agentfootprint"]
+    )
     out["langgraph_note"] = lg_note
     return out
 
@@ -302,29 +317,32 @@ async def main() -> dict[str, Any]:
     t_ours, t_pa, t_lg = turn["agentfootprint"], turn["pydantic_ai"], turn.get("langgraph")
 
     n, n4 = 200, 800
-    t_n = await time_async(lambda: long_run(long_mock, n), repeat=5, warmup=1)
-    t_4n = await time_async(lambda: long_run(long_mock, n4), repeat=3, warmup=0)  # 200 runs warmed up
+    t_n: list[float] = []
+    t_4n: list[float] = []
+    for _ in range(GROWTH_ROUNDS):  # alternating: a drift in the machine's speed moves both sides
+        t_n.append(await time_async(lambda: long_run(long_mock, n), repeat=3, warmup=1, clock=CPU))
+        t_4n.append(await time_async(lambda: long_run(long_mock, n4), repeat=3, warmup=0, clock=CPU))
     m_n = await retained_agent_bytes(long_mock, n)
     m_4n = await retained_agent_bytes(long_mock, n4)
     # Diagnostic: the same loop on a provider that keeps no transcript -> the agent's own record, isolated.
-    d_n = await time_async(lambda: long_run(ScriptProvider, n), repeat=5, warmup=1)
-    d_4n = await time_async(lambda: long_run(ScriptProvider, n4), repeat=5, warmup=1)
+    d_n = await time_async(lambda: long_run(ScriptProvider, n), repeat=3, warmup=1, clock=CPU)
+    d_4n = await time_async(lambda: long_run(ScriptProvider, n4), repeat=3, warmup=1, clock=CPU)
     dm_n = await retained_agent_bytes(ScriptProvider, n)
     dm_4n = await retained_agent_bytes(ScriptProvider, n4)
 
     ratios = {
-        "agent.turn_vs_pydantic_ai": round(t_ours / t_pa, 4),
-        "agent.long_run_time_growth_4x": round(t_4n / t_n, 3),
+        "agent.turn_vs_pydantic_ai": round(turn["ratio_vs_pydantic_ai"], 4),
+        "agent.long_run_time_growth_4x": round(_median_ratio(t_4n, t_n), 3),
         "agent.long_run_memory_growth_4x": round(m_4n["total"] / m_n["total"], 3),
     }
     targets = {
-        "agent.turn_vs_pydantic_ai": 1.0,
+        "agent.turn_vs_pydantic_ai": 0.25,
         "agent.long_run_time_growth_4x": 4.5,
         "agent.long_run_memory_growth_4x": 4.5,
     }
     if t_lg is not None:
-        ratios["agent.turn_vs_langgraph"] = round(t_ours / t_lg, 4)
-        targets["agent.turn_vs_langgraph"] = 1.0
+        ratios["agent.turn_vs_langgraph"] = round(turn["ratio_vs_langgraph"], 4)
+        targets["agent.turn_vs_langgraph"] = 0.5
     within = {k: ratios[k] <= targets[k] for k in ratios}
 
     hot: dict[str, list[dict[str, Any]]] = {}
@@ -335,22 +353,22 @@ async def main() -> dict[str, Any]:
         "ratios": ratios,
         "targets": targets,
         "within_target": within,
-        "design_aspiration": {
-            "agent.turn_vs_pydantic_ai": 0.5,
-            "met": ratios["agent.turn_vs_pydantic_ai"] <= 0.5,
-            "source": "DESIGN.md Budgets: <= 0.5x pydantic-ai's turn (the issue's target is 1.0)",
-        },
         "turn": {
             "model_calls": 2,
             "tool_calls": 1,
             "agentfootprint_ms": round(t_ours * 1e3, 3),
             "pydantic_ai_ms": round(t_pa * 1e3, 3),
             "langgraph_ms": round(t_lg * 1e3, 3) if t_lg is not None else None,
+            "agentfootprint_without_default_extensions_ms": round(
+                turn["agentfootprint_without_default_extensions"] * 1e3, 3
+            ),
+            "default_extensions_share": round(turn["default_extensions_share"], 3),
         },
         "long_run": {
             "iterations": [n, n4],
-            "seconds": [round(t_n, 4), round(t_4n, 4)],
+            "seconds": [round(statistics.median(t_n), 4), round(statistics.median(t_4n), 4)],
             "retained_bytes": [m_n["total"], m_4n["total"]],
+            "retained_bytes_per_iteration": [round(m_n["total"] / n), round(m_4n["total"] / n4)],
             "retained_bytes_without_mock_transcript": [
                 m_n["without_provider_transcript"],
                 m_4n["without_provider_transcript"],
@@ -367,13 +385,15 @@ async def main() -> dict[str, Any]:
             "memory_growth_4x": round(dm_4n["total"] / dm_n["total"], 3),
         },
         "superlinear_hot_spots": {"profiled_iterations": [PROFILE_N, 4 * PROFILE_N], **hot} if hot else {},
-        "notes": "Turn: agentfootprint (mock(respond=...), full recording: commit log, reads/writes, events) vs "
-        "pydantic-ai Agent + FunctionModel (no instrumentation) vs LangGraph create_react_agent (no checkpointer) "
-        "with a scripted BaseChatModel whose bind_tools returns itself; all model functions and tools are async; "
-        f"per-turn time = median of 21 batches of {BATCH} turns after warm-up, best of 2 interleaved rounds. "
-        "Long run: the model calls a tool every iteration until the last (max_iterations = N), then answers; "
-        "memory = tracemalloc bytes retained while the agent (last snapshot, conversation, provider) is alive. "
-        + (turn["langgraph_note"] or ""),
+        "notes": f"Turn: agentfootprint (mock(respond=...), full recording: commit log, reads/writes, events) vs "
+        f"pydantic-ai Agent + FunctionModel (no instrumentation) vs LangGraph create_react_agent (no "
+        f"checkpointer) with a scripted BaseChatModel whose bind_tools returns itself; all model functions and"
+        f" tools are async; per-turn time (this process's CPU time) = median of 11 batches of {BATCH} turns "
+        f"after warm-up per round; {TURN_ROUNDS} alternating rounds, each ratio the median of its per-round "
+        f"ratios. The arm without default extensions (honesty, tool sessions, receipts declined) is a "
+        f"diagnostic: default_extensions_share is their part of our turn. Long run: the model calls a tool "
+        f"every iteration until the last (max_iterations = N), then answers; memory = tracemalloc bytes "
+        f"retained while the agent (last snapshot, conversation, provider) is alive. " + (turn["langgraph_note"] or ""),
     }
 
 
