@@ -20,7 +20,7 @@ from agentfootprint.flow.scope import Scope
 
 async def call_stage(fn: Callable[..., Any], scope: Scope) -> Any:
     out = fn(scope)
-    if inspect.isawaitable(out):
+    if out is not None and inspect.isawaitable(out):  # most stages return None: skip the protocol check
         out = await out
     return out
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from agentfootprint.flow._frozen import FrozenDict, freeze, thaw
 from agentfootprint.flow._namespace import Namespace
+from agentfootprint.flow._trusted import trusted
 from agentfootprint.flow.cancel import CancelToken
 from agentfootprint.flow.chart import FlowChart, Node
 from agentfootprint.flow.commit import Commit, Write
@@ -18,6 +19,9 @@ from agentfootprint.flow.recording import DEFAULT_DIALS, RecordingDials
 from agentfootprint.flow.redaction import RedactionPolicy, Redactor
 from agentfootprint.flow.scope import check_key
 from agentfootprint.flow.snapshot import FlowSnapshot
+
+_commit = trusted(Commit)
+_write = trusted(Write)
 
 
 class RunState:
@@ -67,7 +71,7 @@ class RunState:
 
     def record(self, node: Node, rid: str, namespace: str, **fields: Any) -> Commit:
         redacted = [w.path for w in fields.get("writes", ()) if self.redactor.key_redacted(w.path)]
-        commit = Commit.model_construct(
+        commit = _commit(
             idx=len(self.log),
             stage_id=node.id,
             runtime_stage_id=rid,
@@ -137,7 +141,7 @@ class RunState:
 def redact_commit(commit: Commit, red: Redactor) -> Commit:
     """A copy of a commit with redacted values replaced (the original keeps real values)."""
     writes = [
-        Write.model_construct(path=w.path, verb=w.verb, value=red.redact(w.value, w.path), read_keys=w.read_keys)
+        _write(path=w.path, verb=w.verb, value=red.redact(w.value, w.path), read_keys=w.read_keys)
         for w in commit.writes
     ]
     seen = commit.read_values

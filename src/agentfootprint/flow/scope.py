@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentfootprint.flow._frozen import FrozenDict, FrozenList, deep_equal, freeze, list_tail_if_extended
 from agentfootprint.flow._namespace import MISSING, Namespace
+from agentfootprint.flow._trusted import trusted
 from agentfootprint.flow.commit import Write
 from agentfootprint.flow.errors import InvalidStateKeyError
 from agentfootprint.flow.recording import DEFAULT_DIALS
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from agentfootprint.flow.snapshot import FlowSnapshot
 
 MAX_KEY_LENGTH = 512
+_write = trusted(Write)
 
 
 def check_key(key: Any) -> str:
@@ -285,17 +287,17 @@ class Scope:
                 if isinstance(base, list) and isinstance(value, list):
                     tail = list_tail_if_extended(base, value)
                     if tail is not None:
-                        out.append(Write.model_construct(path=key, verb="append", value=FrozenList(tail)))
+                        out.append(_write(path=key, verb="append", value=FrozenList(tail)))
                         continue
-                out.append(Write.model_construct(path=key, verb="set", value=value))
+                out.append(_write(path=key, verb="set", value=value))
             elif verb == "append":
                 if value or base is MISSING:
-                    out.append(Write.model_construct(path=key, verb="append", value=FrozenList(value)))
+                    out.append(_write(path=key, verb="append", value=FrozenList(value)))
             elif verb == "merge":
                 base_d = base if isinstance(base, dict) else {}
                 changed = {f: v for f, v in value.items() if f not in base_d or not deep_equal(base_d[f], v)}
                 if changed or base is MISSING:
-                    out.append(Write.model_construct(path=key, verb="merge", value=FrozenDict(changed)))
+                    out.append(_write(path=key, verb="merge", value=FrozenDict(changed)))
             elif base is not MISSING:
-                out.append(Write.model_construct(path=key, verb="delete", value=None))
+                out.append(_write(path=key, verb="delete", value=None))
         return out
