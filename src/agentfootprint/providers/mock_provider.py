@@ -9,6 +9,7 @@ import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, TypeAlias
 
+from agentfootprint.providers._clone import deep_clone
 from agentfootprint.providers._models import LLMRequest, LLMResponse, Message, StreamChunk, ToolCall, Usage
 from agentfootprint.providers.base import BaseProvider
 from agentfootprint.providers.errors import MockExhaustedError, MockReplyError, ProviderConfigError
@@ -93,7 +94,7 @@ def coerce_reply(value: object, where: str) -> LLMResponse:
     if isinstance(value, str):
         return LLMResponse(content=value)
     if isinstance(value, LLMResponse):
-        return value.model_copy(deep=True)
+        return deep_clone(value)
     if isinstance(value, dict):
         return _parse_dict(value, where)
     raise MockReplyError(f"{where}: expected a str, dict or LLMResponse, got {_type_name(value)}")
@@ -211,7 +212,7 @@ class MockProvider(BaseProvider):
         return f"MockProvider(name={self.name!r}, calls={self._calls})"
 
     def _record(self, request: LLMRequest) -> int:
-        copy = request.model_copy(deep=True) if self.record_requests else None
+        copy = deep_clone(request) if self.record_requests else None
         with self._lock:
             self._calls += 1
             if copy is not None:
@@ -231,7 +232,7 @@ class MockProvider(BaseProvider):
                     "(add replies, or use respond= to answer any number of calls)",
                     provider=self.name,
                 )
-            response = self._replies[call_number - 1].model_copy(deep=True)
+            response = deep_clone(self._replies[call_number - 1])
         else:
             assert self._respond is not None
             result = self._respond(request)
