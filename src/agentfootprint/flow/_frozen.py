@@ -73,6 +73,13 @@ def freeze(value: Any, _depth: int = 0) -> Any:
     return value
 
 
+def freeze_over(value: list[Any], committed: list[Any]) -> FrozenList:
+    """``freeze(value)`` for a list written over a committed one: an item that is the committed item at the same
+    position is kept (committed items are frozen for good), so re-writing a grown list costs no deep copy."""
+    n = len(committed)
+    return FrozenList(v if i < n and v is committed[i] else freeze(v, 1) for i, v in enumerate(value))
+
+
 def thaw(value: Any) -> Any:
     """Plain mutable deep copy of a (possibly frozen) value: dicts and lists become new dicts and lists."""
     if isinstance(value, dict):

@@ -6,7 +6,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from agentfootprint.flow._frozen import FrozenDict, FrozenList, deep_equal, freeze, list_tail_if_extended
+from agentfootprint.flow._frozen import (
+    FrozenDict,
+    FrozenList,
+    deep_equal,
+    freeze,
+    freeze_over,
+    list_tail_if_extended,
+)
 from agentfootprint.flow._namespace import MISSING, Namespace
 from agentfootprint.flow._trusted import trusted
 from agentfootprint.flow.commit import Write
@@ -125,7 +132,8 @@ class Scope:
 
     def __setitem__(self, key: str, value: Any) -> None:
         check_key(key)
-        frozen = freeze(value)
+        base = self._ns.state.get(key) if type(value) is list else None
+        frozen = freeze_over(value, base) if type(base) is FrozenList else freeze(value)
         self._staged[key] = ("set", frozen)
         self._notify(key, "set", frozen)
 
