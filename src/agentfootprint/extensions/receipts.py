@@ -39,15 +39,19 @@ class Receipts(Extension):
     name = "receipts"
 
     def _messages_digest(self, ctx: RunContext, request: LLMRequest) -> str:
-        chain: list[tuple[int, str]] = ctx.state.setdefault("chain", [])
-        running = hashlib.sha256(b"messages").hexdigest()
-        for i, message in enumerate(request.messages):
-            if i < len(chain) and chain[i][0] == id(message):
-                running = chain[i][1]
-                continue
-            del chain[i:]
-            running = hashlib.sha256((running + str(_model_digest(message))).encode()).hexdigest()
-            chain.append((id(message), running))
+        ids: list[int] = ctx.state.setdefault("chain_ids", [])  # the messages already chained, by identity
+        digests: list[str] = ctx.state.setdefault("chain", [])  # the running digest after each of them
+        messages = request.messages
+        now = [id(m) for m in messages]
+        keep = len(ids)
+        if now[:keep] != ids:  # not an extension of the chained messages: find where they part
+            keep = next((i for i, (a, b) in enumerate(zip(now, ids, strict=False)) if a != b), min(len(now), keep))
+            del ids[keep:], digests[keep:]
+        running = digests[-1] if digests else hashlib.sha256(b"messages").hexdigest()
+        for i in range(keep, len(messages)):
+            running = hashlib.sha256((running + str(_model_digest(messages[i]))).encode()).hexdigest()
+            ids.append(now[i])
+            digests.append(running)
         return running
 
     async def wrap_model_call(self, ctx: RunContext, request: LLMRequest, call_next: CallModel) -> LLMResponse:
