@@ -59,7 +59,10 @@ async def _respond(request: LLMRequest) -> Any:
 
 
 def our_turn_agent(declined: tuple[str, ...] = ()) -> Any:
-    builder = Agent.create(provider=mock(respond=_respond), model="m", max_iterations=5).system(SYSTEM).tool(WEATHER)
+    # record_requests=False: the mock's request transcript is test instrumentation (a deep copy of every request,
+    # kept for the provider's life); pydantic-ai's FunctionModel keeps none either. The run's own record is complete.
+    provider = mock(respond=_respond, record_requests=False)
+    builder = Agent.create(provider=provider, model="m", max_iterations=5).system(SYSTEM).tool(WEATHER)
     builder._declined.update(declined)  # diagnostic arm only: the share of the extensions every agent gets
     return builder.build()
 
@@ -385,7 +388,8 @@ async def main() -> dict[str, Any]:
             "memory_growth_4x": round(dm_4n["total"] / dm_n["total"], 3),
         },
         "superlinear_hot_spots": {"profiled_iterations": [PROFILE_N, 4 * PROFILE_N], **hot} if hot else {},
-        "notes": f"Turn: agentfootprint (mock(respond=...), full recording: commit log, reads/writes, events) vs "
+        "notes": f"Turn: agentfootprint (mock(respond=..., record_requests=False), full recording: commit log, "
+        f"reads/writes, events) vs "
         f"pydantic-ai Agent + FunctionModel (no instrumentation) vs LangGraph create_react_agent (no "
         f"checkpointer) with a scripted BaseChatModel whose bind_tools returns itself; all model functions and"
         f" tools are async; per-turn time (this process's CPU time) = median of 11 batches of {BATCH} turns "
