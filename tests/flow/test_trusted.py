@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import pytest
@@ -17,6 +18,9 @@ def _same(a: BaseModel, b: BaseModel) -> None:
     assert type(a) is type(b)
     assert list(a.__dict__.items()) == list(b.__dict__.items())
     assert a.model_fields_set == b.model_fields_set
+    assert sys.getsizeof(a.model_fields_set) == sys.getsizeof(b.model_fields_set)  # a record costs what it did
+    if len(a.__dict__) == len(type(a).model_fields):  # every field present: the engine's only case
+        assert sys.getsizeof(a.__dict__) == sys.getsizeof(b.__dict__)
     assert a.__pydantic_extra__ == b.__pydantic_extra__ is None
     assert a.__pydantic_private__ == b.__pydantic_private__ is None
     assert a == b

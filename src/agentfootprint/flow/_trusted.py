@@ -56,7 +56,7 @@ def trusted(cls: type[M]) -> Callable[..., M]:
                 del data[name]
         m = new(cls)
         setattr_(m, "__dict__", data)
-        setattr_(m, "__pydantic_fields_set__", set(values))
+        setattr_(m, "__pydantic_fields_set__", set(values.keys()))  # grown key by key: sized as pydantic sizes it
         setattr_(m, "__pydantic_extra__", None)
         setattr_(m, "__pydantic_private__", None)
         return m
