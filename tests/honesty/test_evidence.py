@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from hypothesis import given, settings
@@ -198,13 +197,13 @@ async def test_rails_error_carries_no_redacted_value(calls: Calls) -> None:
     assert snap is not None and "4111-2222" not in snap.model_dump_json()
 
 
-def test_a_hostile_answer_is_checked_in_bounded_time() -> None:
+def test_a_hostile_answer_is_checked_within_fixed_caps() -> None:
     hostile = ("A1-" * 20_000) + ("9" * 50_000) + (" Xy" * 20_000)
-    started = time.perf_counter()
     values = extract_values(hostile)
     _, missing = check_answer(hostile, Evidence(["nothing here"] * 50))
-    assert len(values) <= 200 and len(missing) <= 200
-    assert time.perf_counter() - started < 5.0
+    assert (len(values), len(missing)) == (2, 2)
+    assert [v.value for v in extract_values("x " * 99_990 + " $999 ")] == ["$999"]
+    assert extract_values("x " * 100_000 + " $999 ") == []  # nothing past the first 200,000 characters is scanned
 
 
 async def test_the_correction_request_quotes_only_the_answer_values(calls: Calls) -> None:

@@ -12,8 +12,9 @@ from typing import Any
 
 import httpx2
 from agui_http import parse_sse
-from conftest import free_port
 from tests._live import stop, wait_healthy
+
+from conftest import free_port
 
 HERE = Path(__file__).parent
 

@@ -14,7 +14,6 @@ import httpx2
 import pytest
 from agui_http import body, client, text_of, turn, user
 from agui_live import live_server, stream
-from conftest import StoreMaker
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_hosting_sessions import ALICE, BOB, RECORD
@@ -24,6 +23,7 @@ from agentfootprint.hosting import HostingConfigError, WireRequestRefusal, ag_ui
 from agentfootprint.hosting._pack import MIN_SHARED_CHARS, JsonText, long_strings, pack, unpack
 from agentfootprint.hosting._pack import load_strings as strings_of
 from agentfootprint.providers import mock
+from conftest import StoreMaker
 
 ASCII_900K = "All work and no play makes Jack a dull boy. " * 20_455
 MIXED = "Grüße aus Köln, 東京 und 🚀 — " * 9_000

@@ -13,12 +13,12 @@ import httpx2
 import pytest
 from agui_live import stream
 from agui_served import SECRET
-from conftest import StoreMaker
 from test_hosting_sessions import ALICE, BOB, RECORD
 
 from agentfootprint.explain import backtrack
 from agentfootprint.explain.recording import Recording, load_recording
 from agentfootprint.hosting import StoredThreadUnreadableError, WireRequestRefusal, sqlite_sessions
+from conftest import StoreMaker
 
 ALICE_H = {"x-test-user": "alice"}
 BOB_H = {"x-test-user": "bob"}

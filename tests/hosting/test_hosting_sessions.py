@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 from agui_http import asking, body, client, factory, text_of, turn, user
-from conftest import StoreMaker
 
 from agentfootprint import ask_human
 from agentfootprint.hosting import (
@@ -29,6 +28,7 @@ from agentfootprint.hosting import (
 from agentfootprint.hosting.sessions import owner_key
 from agentfootprint.identity import Identity
 from agentfootprint.providers import mock
+from conftest import StoreMaker
 
 ALICE = owner_key(Identity(tenant="acme", principal="alice"))
 BOB = owner_key(Identity(tenant="acme", principal="bob"))

@@ -15,11 +15,11 @@ from typing import Any
 import httpx2
 import pytest
 from agui_live import live_server, stream
-from conftest import StoreMaker
 from test_hosting_crash import served
 from test_hosting_sessions import ALICE, BOB, RECORD, Clock
 
 from agentfootprint.hosting import HostingConfigError, ThreadRecord, WireRequestRefusal, ag_ui_app, sqlite_sessions
+from conftest import StoreMaker
 
 ALICE_H = {"x-test-user": "alice"}
 BOB_H = {"x-test-user": "bob"}

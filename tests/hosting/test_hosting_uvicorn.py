@@ -9,8 +9,9 @@ from typing import Any
 
 import httpx2
 from agui_http import parse_sse, text_of, types
-from conftest import free_port
 from tests._live import wait_healthy
+
+from conftest import free_port
 
 HERE = Path(__file__).parent
 
