@@ -403,3 +403,21 @@ async def test_r004_128_redacted_values_stay_off_the_record() -> None:
     )
     await agent.run("x")
     assert SECRET not in json.dumps(agent.last_snapshot().model_dump(mode="json"))  # type: ignore[union-attr]
+
+
+async def test_r004_112_limits_ride_on_turn_end_and_declarations_are_events() -> None:
+    agent = (
+        Agent.create(provider=_script(_call("replication_health", {}), '{"healthy": true}'), model="m")
+        .tool(HEALTH)
+        .output_schema(Verdict)
+        .limits_travel_with_the_answer()
+        .build()
+    )
+    ends: list[dict[str, Any]] = []
+    declared: list[str] = []
+    agent.on("agentfootprint.agent.turn_end", lambda e: ends.append(dict(e.payload)))
+    agent.on("agentfootprint.tools.*", lambda e: declared.append(e.type))
+    await agent.run("healthy?")
+    limits = agent.answer_coverage()
+    assert limits is not None and ends[0]["answer_coverage"] == limits.model_dump(mode="json")
+    assert "agentfootprint.tools.coverage_declared" in declared

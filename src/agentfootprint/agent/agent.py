@@ -702,6 +702,9 @@ class Agent:
             payload = {"status": "completed", "answer": answer, "iterations": iterations, "usage": usage.model_dump()}
             if stopped_model is not None:  # a limit ended the turn: say so where dashboards read the outcome
                 payload["stopped_early"] = stopped_model.model_dump()
+            limits = coverage_of(raw)
+            if limits is not None:  # a typed answer's limits travel beside it
+                payload["answer_coverage"] = limits.model_dump(mode="json")
             return payload
 
         run.emit(ev.AGENT_TURN_END, turn_end)

@@ -611,6 +611,10 @@ class AgentBuilder:
         ensure_context_event_types(agent.events)
         if self._output is not None:
             ensure_output_event_types(agent.events)
+        for ext in extensions:
+            for event_type in getattr(ext, "event_types", ()):
+                if not agent.events.is_known(event_type):
+                    agent.events.register_type(event_type)
         return agent
 
     def _contract(self) -> Extension:

@@ -52,6 +52,8 @@ __all__ = [
 ]
 
 COVERAGE_BLOCK_HEADING = "Coverage of this answer"
+TOOLS_ABSENT = "agentfootprint.tools.absent"
+TOOLS_COVERAGE_DECLARED = "agentfootprint.tools.coverage_declared"
 FINDING_TOOL = "file_finding"
 BASIS_ARG = "_basis"
 STANDINGS = ("fact", "open", "ruled-out", "noise")
@@ -204,6 +206,7 @@ class AnswerContract(Extension):
     """Findings, coverage, negatives, answer checks and the honesty layers (each part armed by its option)."""
 
     name = "answer_contract"
+    event_types = (TOOLS_ABSENT, TOOLS_COVERAGE_DECLARED)
 
     def __init__(self) -> None:
         self.findings_on = False
@@ -439,6 +442,7 @@ class AnswerContract(Extension):
             if isinstance(body, Mapping):
                 row = {"kind": kind, "tool_name": call.name, "tool_call_id": call.tool_call_id, **thaw(body)}
                 ctx.record(COVERAGE_DECLARED_KEY, [*thaw(ctx.recorded(COVERAGE_DECLARED_KEY, ())), row][-_MAX_ROWS:])
+                ctx.emit(TOOLS_ABSENT if kind == "absent" else TOOLS_COVERAGE_DECLARED, row)
         if not self.results_on:
             return
         if isinstance(declared.get("af_period"), Mapping):
