@@ -16,7 +16,9 @@ from agentfootprint.agent import (
     EmptyAnswerWarning,
     InvalidConversationError,
     InvalidLimitError,
+    InvalidRunConfigError,
     InvalidRunInputError,
+    LLMCall,
     MemberIdentityError,
     NoConversationError,
     NoOutputSchemaError,
@@ -51,7 +53,7 @@ from agentfootprint.context import (
 )
 from agentfootprint.errors import AgentFootprintError
 from agentfootprint.identity import Identity
-from agentfootprint.tools import Tool, ToolContext, ask_human, define_tool, tool
+from agentfootprint.tools import Tool, ToolContext, ask_human, ask_human_typed, define_tool, tool
 
 __all__ = [
     "Agent",
@@ -73,7 +75,9 @@ __all__ = [
     "InjectionContext",
     "InvalidConversationError",
     "InvalidLimitError",
+    "InvalidRunConfigError",
     "InvalidRunInputError",
+    "LLMCall",
     "Loop",
     "MemberIdentityError",
     "NoConversationError",
@@ -101,6 +105,7 @@ __all__ = [
     "UnsupportedValuesError",
     "Workflow",
     "ask_human",
+    "ask_human_typed",
     "assess",
     "check_in_approved",
     "check_in_declined",

@@ -36,5 +36,10 @@ def run_blocks(title: str, capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_limits_and_defaults_section_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    """R004-91, R004-92: the section's example (a bare-number budget warns; a cut turn wraps up)."""
+    """R004-91, R004-92, R004-130: the section's example (a bare number warns; a cut turn wraps up; configure)."""
     run_blocks("Limits and defaults", capsys)
+
+
+def test_llm_call_section_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """R000-16: the section's example (one call, backtrack, a Sequence of two calls, the door's refusal)."""
+    run_blocks("LLMCall", capsys)

@@ -98,7 +98,8 @@ async def a_turn_that_only_asked_for_a_tool() -> Any:
 async def a_fold_in_this_run() -> Any:
     replies: list[Any] = [{"tool_calls": [{"id": f"c{i}", "name": "look", "args": {}}]} for i in range(6)]
     agent = (
-        Agent.create(provider=mock(replies=[*replies, "done"]), model="m", max_iterations=10)
+        # the scenario is about a fold: the six identical looks would otherwise carry the repeated-call note (R004-94)
+        Agent.create(provider=mock(replies=[*replies, "done"]), model="m", max_iterations=10, repeated_call_nudge=False)
         .tool(_tool("look", "a long observation " * 20))
         .compaction(threshold_tokens=150, summarizer=lambda ms: "observations were all the same", keep_recent_turns=1)
         .build()

@@ -152,11 +152,13 @@ async def test_R004_122_tool_middleware_runs_in_declaration_order_around_every_c
     ]
     assert CALLS == [{"order_id": "A-1"}]  # the third call was answered from the cache
     results = agent.last_snapshot().state["tool_results"]  # type: ignore[union-attr]
-    assert [(r["content"], r["is_error"]) for r in results] == [
+    assert [(r["content"].split("\n\n[identical call:")[0], r["is_error"]) for r in results] == [
         ("order A-1: shipped", False),
         ("order B-9 is off limits", True),
         ("order A-1: shipped", False),
     ]
+    # R004-94: the third call repeated the first exactly (same arguments, same result): the model is told so
+    assert "[identical call: 'lookup_order'" in results[2]["content"] and "identical" not in results[0]["content"]
     rows = agent.last_snapshot().state["middleware_decisions"]  # type: ignore[union-attr]
     assert [(r["middleware"], r["tool_call_id"], r["outcome"]) for r in rows] == [
         ("caching", "c0", "passed"),

@@ -18,6 +18,7 @@ from agentfootprint.agent._limits import WRAP_UP_INSTRUCTION, CostBudget, EmptyA
 from agentfootprint.agent._observers import ObserverDrainResult
 from agentfootprint.agent._options import InvalidRunOptionError
 from agentfootprint.agent._output import OutputContractUnmet
+from agentfootprint.agent._run_config import InvalidRunConfigError, RunConfig, RunConfigContext
 from agentfootprint.agent._run_input import InvalidRunInputError, RunInput
 from agentfootprint.agent._seal import CheckpointSealError
 from agentfootprint.agent.agent import Agent
@@ -65,6 +66,7 @@ from agentfootprint.agent.extension import (
     RunOutcome,
     ToolCallRequest,
 )
+from agentfootprint.agent.llm_call import LLMCall, LLMCallBuilder, LLMCallBuildError
 from agentfootprint.agent.models import AgentPauseCheckpoint, ConversationCheckpoint, RunResult, StoppedEarly
 from agentfootprint.agent.recipe import AgentRecipe, define_agent_recipe
 from agentfootprint.agent.turn import Turn
@@ -102,8 +104,12 @@ __all__ = [
     "InputRefusedError",
     "InvalidConversationError",
     "InvalidLimitError",
+    "InvalidRunConfigError",
     "InvalidRunInputError",
     "InvalidRunOptionError",
+    "LLMCall",
+    "LLMCallBuildError",
+    "LLMCallBuilder",
     "MemberIdentityError",
     "MessageRoleError",
     "NegativeStatement",
@@ -123,6 +129,8 @@ __all__ = [
     "ResumeIdentityConflictError",
     "ResumeRedactionError",
     "RunCheckpointError",
+    "RunConfig",
+    "RunConfigContext",
     "RunContext",
     "RunDataError",
     "RunInFlightError",

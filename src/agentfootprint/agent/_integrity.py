@@ -27,7 +27,9 @@ MAX_HISTORY = 100_000
 MAX_COMMITS = 200_000
 MAX_DEPTH = 200
 PAUSE_KINDS = ("ask_human", "check_in")
-_PAUSE_KEYS = frozenset({"kind", "question", "tool_call_id", "tool_name", "request_id", "completed", "evidence"})
+_PAUSE_KEYS = frozenset(
+    {"kind", "question", "tool_call_id", "tool_name", "request_id", "completed", "evidence", "answer_schema", "repeat"}
+)
 _RECORD_KEYS = frozenset(ToolResultRecord.__annotations__)
 _RETURN_KEYS = frozenset(ToolReturn.__annotations__)
 _PAUSED_STAGE = "tool-calls"
@@ -269,6 +271,17 @@ def check_pause(
         fits = tool.pauses if kind == "ask_human" else not tool.pauses and (bool(tool.check_in) or extension_gates)
         if not fits:
             raise refuse(bad, "the pause kind is not the paused tool's", "flow.pause_data.kind")
+    typed = tool.answer_schema if tool is not None and kind == "ask_human" else None
+    if data.get("answer_schema") != typed:
+        raise refuse(bad, "the answer type is not the paused tool's", "flow.pause_data.answer_schema")
+    if typed is None and "repeat" in data:
+        raise refuse(bad, "only a typed ask counts its asks", "flow.pause_data.repeat")
+    if typed is not None and tool is not None:
+        count = (data.get("repeat") or {}).get("count") if isinstance(data.get("repeat"), Mapping) else None
+        if set(data.get("repeat") or {}) != {"count"} or not isinstance(count, int) or isinstance(count, bool):
+            raise refuse(bad, "the ask count is not a count", "flow.pause_data.repeat")
+        if not 0 <= count <= tool.max_reasks:
+            raise refuse(bad, "the ask count is beyond the tool's re-asks", "flow.pause_data.repeat.count")
     expected = consent_request_id(turn_id, iteration, cp.tool_call_id, cp.tool_name, call.get("args", {}))
     if data.get("request_id") != expected or cp.request_id != expected:
         raise refuse(bad, "request_id is not the paused call's", "request_id")

@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from agentfootprint.agent._repeated import RepeatedCalls
 from agentfootprint.agent.errors import MemberIdentityError
 from agentfootprint.agent.extension import (
     CallModel,
@@ -140,6 +141,10 @@ class AgentRun:
         self.last_completed_iteration = 0
         self.budget_warned = False
         self.empty_warned = False
+        self.answered_ask: dict[str, Any] | None = None
+        """The typed ask this run's resume answered (tool, call id, re-asks), or None."""
+        self.repeated_calls = RepeatedCalls()
+        """This run's tally of identical calls and results (fingerprints only; never recorded)."""
         self.agent_state: dict[str, dict[str, Any]] = agent_state if agent_state is not None else {}
         self.ext_state: dict[str, dict[str, Any]] = {}
         self.continued: dict[str, Any] = dict(continued or {})

@@ -12,6 +12,7 @@ from typing import Any, cast
 
 from agentfootprint.agent._limits import WRAP_UP_INSTRUCTION, EmptyAnswerWarning, empty_answer_line
 from agentfootprint.agent._run import AgentRun
+from agentfootprint.agent._run_config import RunConfig, RunConfigContext, resolve_run_config
 from agentfootprint.agent.config import READ_SKILL, AgentConfig
 from agentfootprint.agent.extension import InputRefusedError
 from agentfootprint.agent.turn import HistoryEntry, ModelCallRecord, ModelReply, ToolCallRecord, Turn, UsageTotal
@@ -28,6 +29,7 @@ from agentfootprint.context.budget import (
 from agentfootprint.context.cache import compute_cache_markers
 from agentfootprint.context.evaluate import evaluate_injections
 from agentfootprint.context.memory import remember_turn
+from agentfootprint.context.window import current_request, pinned_tool_results
 from agentfootprint.events import EventSink
 from agentfootprint.events import types as ev
 from agentfootprint.flow import DecisionResult, Scope, decide
@@ -166,6 +168,17 @@ class Stages:
                 turn.folded_spans = list(args["folded"])
             if args.get("window_measure"):
                 turn.window_measure = args["window_measure"]
+        if self.config.run_config is not None:
+            turn.run_config = await resolve_run_config(
+                self.config.run_config,
+                RunConfigContext(
+                    message=message,
+                    identity=run.identity,
+                    run_id=run.run_id,
+                    session_id=run.session_id,
+                    defaults=RunConfig(model=self.config.model or None, instructions=self.config.system_prompt),
+                ),
+            )
         turn.iteration = 0
         turn.activated_skills = []
         turn.last_tool_results = []
@@ -204,7 +217,9 @@ class Stages:
         previous = {
             r["source_id"]: r["since_iteration"] for r in (*turn.system_prompt_injections, *turn.message_injections)
         }
-        result = evaluate_injections(self.config.injections, ctx, self.config.system_prompt, previous)
+        configured = turn.run_config
+        base = configured["instructions"] if configured else self.config.system_prompt
+        result = evaluate_injections(self.config.injections, ctx, base, previous)
         turn.system_prompt_injections = result["system_prompt"]
         turn.message_injections = result["messages"]
         turn.tool_injections = result["tools"]
@@ -290,6 +305,11 @@ class Stages:
         return list(provided.values())
 
     # -- the model call ---------------------------------------------------------------------------------------
+    def model_of(self, turn: Turn) -> str:
+        """The model this run's calls use: what ``.configure()`` resolved, else the agent's own."""
+        configured = turn.run_config
+        return configured["model"] if configured else self.config.model
+
     def _request(self, run: AgentRun, scope: Scope, turn: Turn) -> tuple[LLMRequest, list[Message]]:
         """The request this iteration sends, with the context pipeline applied (window, cache markers, budgets)."""
         config = self.config
@@ -298,10 +318,18 @@ class Stages:
         messages = [Message(role=m["role"], content=m["content"]) for m in injected]
         conversation = run.messages_for(turn.history, scope.namespace)
         if isinstance(config.window, WindowPolicy):  # drops oldest turns from view, never from history
-            conversation, dropped = apply_window(conversation, config.window)
+            history = turn.history
+            pins = pinned_tool_results(
+                history, config.keep_last_tool_results, current_request(history, turn.user_message)
+            )
+            held: list[int] = []
+            conversation, dropped = apply_window(conversation, config.window, pins, held)
             if dropped:
                 turn.window_dropped = dropped
-                emit_context(run, scope, CONTEXT_EVICTED, {"slot": "messages", "dropped": dropped}, iteration)
+                evicted: dict[str, Any] = {"slot": "messages", "dropped": dropped}
+                if held:  # the newest tool results stayed in view (keep_last_tool_results)
+                    evicted["pinned"] = held
+                emit_context(run, scope, CONTEXT_EVICTED, evicted, iteration)
         elif config.window is not None:  # a token-budget window: the window stage chose what leaves the view
             gone = {int(d["index"]) for d in scope.get("window_dropped") or ()}
             conversation = [m for i, m in enumerate(conversation) if i not in gone] if gone else conversation
@@ -322,7 +350,7 @@ class Stages:
             system_prompt=turn.system_prompt,
             messages=messages,
             tools=[ToolSpec.model_validate(thaw(s)) for s in specs],
-            model=config.model,
+            model=self.model_of(turn),
             seed=run.seed,
             temperature=config.temperature,
             max_tokens=config.max_tokens,
@@ -343,9 +371,10 @@ class Stages:
         iteration = turn.iteration
         request, messages = self._request(run, scope, turn)
         names = [t.name for t in request.tools]
+        model = self.model_of(turn)
         record: ModelCallRecord = {
             "iteration": iteration,
-            "model": self.config.model,
+            "model": model,
             "seed": run.seed,
             "message_count": len(messages),
             "tools": names,
@@ -354,7 +383,7 @@ class Stages:
 
         def llm_start() -> dict[str, Any]:
             payload: dict[str, Any] = {
-                "model": self.config.model,
+                "model": model,
                 "iteration": iteration,
                 "message_count": len(messages),
                 "tools": names,

@@ -7,13 +7,15 @@ replayed from the pause data, the paused one gets its answer, and the rest run.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, cast
 
+from agentfootprint.agent._repeated import REPEATED_CALL_THRESHOLD, repeated_note
 from agentfootprint.agent._run import AgentRun, ToolHookError
 from agentfootprint.agent._run_input import describe_received
 from agentfootprint.agent._stages import Catalog, emit
+from agentfootprint.agent._typed_ask import read_repeat, read_typed_answer
 from agentfootprint.agent.config import READ_SKILL, AgentConfig
 from agentfootprint.agent.consent import ConsentDecision, consent_request_id, read_decision
 from agentfootprint.agent.errors import DecisionRequiredError, PolicyHaltError, ResumeDecisionError
@@ -28,6 +30,7 @@ from agentfootprint.tools._codes import ERR_TOOL_RAISED
 from agentfootprint.tools.execute import execute_tool
 
 ERR_TOOL_HOOK = "ERR_TOOL_HOOK"
+ERR_TYPED_ANSWER = "ERR_TYPED_ANSWER"
 TWIN_THRESHOLD = 0.8
 
 
@@ -88,7 +91,7 @@ class ToolCalls:
                 continue
             if resuming and index == len(completed):
                 resuming = False
-                result = await self._answer_pause(run, scope, turn, call, answer)
+                result = await self._answer_pause(run, scope, turn, call, answer, batch)
             else:
                 result = await self._dispatch(run, scope, turn, call, offered, batch)
             if self.config.ablated_results:
@@ -152,7 +155,27 @@ class ToolCalls:
             emit(run, scope, ev.ERROR_TOOL, {"tool_call_id": call_id, "name": name, "code": result.code}, iteration)
         if result.code == ERR_TOOL_RAISED:
             self._warn_raised(run, scope, call_id, name, result.content, iteration)
+        if self.config.repeated_call_nudge and not result.is_error and name != READ_SKILL:
+            result = self._nudge(run, scope, call_id, name, args, result, iteration)
         return result
+
+    @staticmethod
+    def _nudge(
+        run: AgentRun, scope: Scope, call_id: str, name: str, args: Any, result: _Result, iteration: int
+    ) -> _Result:
+        """The second identical landing of one call gets one sentence saying so (the call still ran)."""
+        count, args_print, result_print = run.repeated_calls.land(name, args, result.content)
+        if count != REPEATED_CALL_THRESHOLD:
+            return result
+        payload = {
+            "tool_call_id": call_id,
+            "name": name,
+            "occurrences": count,
+            "args_fingerprint": args_print,
+            "result_fingerprint": result_print,
+        }
+        emit(run, scope, ev.TOOLS_REPEATED_CALL, payload, iteration)
+        return replace(result, content=result.content + repeated_note(name, count))
 
     @staticmethod
     def _warn_raised(run: AgentRun, scope: Scope, call_id: str, name: str, told: str, iteration: int) -> None:
@@ -180,17 +203,27 @@ class ToolCalls:
             )
 
     def _pause(
-        self, run: AgentRun, scope: Scope, call: ToolCallRecord, outcome: ToolOutcome, batch: _Batch, iteration: int
+        self,
+        run: AgentRun,
+        scope: Scope,
+        call: ToolCallRecord,
+        outcome: ToolOutcome,
+        batch: _Batch,
+        iteration: int,
+        *,
+        repeat: int = 0,
+        question: str | None = None,
     ) -> None:
         """Pause the run to ask a person (the question, or consent to run the tool with the arguments shown)."""
         name, call_id = call["name"], call["id"]
         kind = "ask_human" if outcome.paused else "check_in"
-        question = (
-            str((outcome.args or {}).get("question", ""))
-            if outcome.paused
-            else outcome.question or f"Allow tool '{name}' to run with the arguments shown?"
-        )
-        data = {
+        if question is None:
+            question = (
+                str((outcome.args or {}).get("question", ""))
+                if outcome.paused
+                else outcome.question or f"Allow tool '{name}' to run with the arguments shown?"
+            )
+        data: dict[str, Any] = {
             "kind": kind,
             "question": question,
             "tool_call_id": call_id,
@@ -198,6 +231,10 @@ class ToolCalls:
             "request_id": consent_request_id(run.turn_id, iteration, call_id, name, thaw(call.get("args", {}))),
             "completed": batch.completed(),
         }
+        tool = self._tool(run, scope, name)
+        if outcome.paused and tool is not None and tool.answer_schema is not None:  # a typed ask
+            data["answer_schema"] = thaw(tool.answer_schema)
+            data["repeat"] = {"count": repeat}
         emit(
             run,
             scope,
@@ -266,13 +303,22 @@ class ToolCalls:
 
     # -- the paused call on resume ------------------------------------------------------------------------------
     async def _answer_pause(
-        self, run: AgentRun, scope: Scope, turn: Turn, call: ToolCallRecord, answer: dict[str, Any]
+        self,
+        run: AgentRun,
+        scope: Scope,
+        turn: Turn,
+        call: ToolCallRecord,
+        answer: dict[str, Any],
+        batch: _Batch,
     ) -> _Result:
         """The paused call's result: the person's answer (ask_human) or the consented tool run (check-in)."""
         kind = answer.get("kind", "ask_human")
         value = answer.get("answer")
         iteration = turn.iteration
         emit(run, scope, ev.PAUSE_RESUMED, {"kind": kind, "tool_call_id": call["id"]}, iteration)
+        tool = self._tool(run, scope, call["name"])
+        if kind != "check_in" and tool is not None and tool.answer_schema is not None:
+            return self._typed_answer(run, scope, call, tool, answer, batch, iteration)
         if kind != "check_in":
             content = value if isinstance(value, str) else json.dumps(value)
             return _Result(content, False, None, {"answered_by": "human"})
@@ -305,6 +351,39 @@ class ToolCalls:
         return _Result(
             outcome.content, outcome.is_error, outcome.error_code, {"check_in": decision, "decided_by": decided_by}
         )
+
+    def _typed_answer(
+        self,
+        run: AgentRun,
+        scope: Scope,
+        call: ToolCallRecord,
+        tool: Tool,
+        answer: dict[str, Any],
+        batch: _Batch,
+        iteration: int,
+    ) -> _Result:
+        """A typed ask's answer: validated against its declared type; one that does not fit is asked again (the
+        count travels on the pause checkpoint) until ``max_reasks`` is spent, then the model is told."""
+        schema = tool.answer_schema or {}
+        repeat = read_repeat(answer.get("repeat"))
+        value, issues = read_typed_answer(schema, answer.get("answer"))
+        if not issues:
+            run.answered_ask = {"tool_name": call["name"], "tool_call_id": call["id"], "reasks": repeat}
+            content = value if isinstance(value, str) else json.dumps(value)
+            return _Result(content, False, None, {"answered_by": "human", "typed_answer": True})
+        listed = "; ".join(issue.message for issue in issues[:5])
+        if repeat < tool.max_reasks:
+            original = str(answer.get("question") or "")
+            asked = original.split("\n(The answer given", 1)[0]
+            question = f"{asked}\n(The answer given does not fit ({listed}); please answer again.)"
+            outcome = ToolOutcome(content="", paused=True, args=thaw(call.get("args", {})))
+            pause()  # takes this resume's answer (it did not fit), so the next pause() pauses the run again
+            self._pause(run, scope, call, outcome, batch, iteration, repeat=repeat + 1, question=question)
+        told = (
+            f"Error: the person's answer did not fit the declared type after {repeat + 1} ask(s) ({listed}). "
+            "Continue without it or ask differently."
+        )
+        return _Result(told, True, ERR_TYPED_ANSWER, {"answered_by": "human"})
 
     # -- the record ---------------------------------------------------------------------------------------------
     def _record(

@@ -20,11 +20,12 @@ from agentfootprint.context.window import (
     RemovalPlan,
     SummarizeOldest,
     TokenBudgetWindow,
+    current_request,
     entry_chars,
     fingerprint,
     frame_summary,
     history_chars,
-    is_compacted_summary,
+    pinned_tool_results,
     plan_removal,
     summarize,
 )
@@ -45,15 +46,6 @@ def _request_text(turn: Turn, history: Sequence[Mapping[str, Any]]) -> str:
     parts += [str(m.get("content") or "") for m in history]
     parts += [json.dumps(thaw(s), sort_keys=True, default=str) for s in turn.tool_specs]
     return "\n".join(parts)
-
-
-def _current_request(history: Sequence[Mapping[str, Any]], message: str) -> int | None:
-    """Index of the message this run executes: the latest user message with its text (never a summary)."""
-    for i in range(len(history) - 1, -1, -1):
-        entry = history[i]
-        if entry.get("role") == "user" and entry.get("content") == message and not is_compacted_summary(entry):
-            return i
-    return None
 
 
 class WindowStage:
@@ -106,14 +98,19 @@ class WindowStage:
                 turn.append(Turn.window_records, record)
         elif projected > strategy.threshold_tokens:
             record["over_budget"] = True
-            current = _current_request(history, turn.user_message)
+            current = current_request(history, turn.user_message)
             plan = plan_removal(history, strategy.keep_recent_turns, current)
             record["refusals"] = plan.refusals
             if isinstance(strategy, SummarizeOldest):
                 history = await self._fold(run, scope, turn, history, plan, record)
             elif not plan.empty:
-                dropped = [self._dropped(history, i) for i in range(plan.start, plan.end)]
+                pins = pinned_tool_results(history, self.config.keep_last_tool_results, current)
+                span = range(plan.start, plan.end)
+                dropped = [self._dropped(history, i) for i in span if i not in pins]
                 record.update(removed_indices=[plan.start, plan.end], removed_message_count=len(dropped))
+                held = sorted(i for i in span if i in pins)
+                if held:  # the newest tool results stayed in view: their size is on the record
+                    record["pinned"] = [{"index": i, "chars": entry_chars(history[i])} for i in held]
             else:
                 record["removed_message_count"] = 0
             after = fixed + history_chars(history) - sum(d["chars"] for d in dropped)

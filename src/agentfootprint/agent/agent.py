@@ -7,7 +7,7 @@ import json
 import uuid
 from collections.abc import Callable, Coroutine, Iterable, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, cast, overload
 
 from pydantic import BaseModel, ValidationError
 from typing_extensions import Unpack
@@ -30,9 +30,11 @@ from agentfootprint.agent._checkpoints import load_conversation, load_pause_chec
 from agentfootprint.agent._limits import (
     CostBudget,
     read_cost_budget,
+    read_keep_last,
     read_result_ceiling,
     read_switch,
 )
+from agentfootprint.agent._manifest import run_manifest
 from agentfootprint.agent._observers import DeferredSink, ObserverDrainResult
 from agentfootprint.agent._options import RunOptionArgs, RunOptions, read_options
 from agentfootprint.agent._output import (
@@ -125,6 +127,9 @@ def _resumed_from(flow: FlowResult) -> str | None:
 class Agent:
     """A ReAct agent whose every model call, tool call and piece of context is recorded evidence."""
 
+    runner_name: ClassVar[str] = "Agent"
+    """How this runner's doors name themselves in refusals (``Agent.run``, ``LLMCall.run``, ...)."""
+
     def __init__(self, config: AgentConfig) -> None:
         _validate(config)
         self.config = config
@@ -145,6 +150,7 @@ class Agent:
         self._extension_state: dict[str, dict[str, Any]] = {}
         self._redactor: Redactor | None = None
         self._observers: DeferredSink | None = None
+        self._answered_ask: dict[str, Any] | None = None
         if config.keep_events:
             self._events.on("*", self._last_events.append)
 
@@ -164,6 +170,8 @@ class Agent:
         max_tool_result_chars: int | None = None,
         cost_budget: float | Mapping[str, Any] | None = None,
         wrap_up_at_max_iterations: bool = True,
+        repeated_call_nudge: bool = True,
+        keep_last_tool_results: int | bool = 2,
         caching: Literal["on", "off"] = "on",
         record_system_prompt: bool = False,
         read_tracking: Literal["summary", "full"] = "summary",
@@ -190,7 +198,9 @@ class Agent:
 
         Limits: ``max_tool_result_chars`` (alias ``max_result_chars``) cuts tool results only when set;
         ``cost_budget`` is a number of USD (crossing it warns) or ``{"usd": n, "on_exceed": "halt"}``;
-        ``wrap_up_at_max_iterations`` (on) asks once more, tools withheld, when the budget runs out mid-task."""
+        ``wrap_up_at_max_iterations`` (on) asks once more, tools withheld, when the budget runs out mid-task;
+        ``repeated_call_nudge`` (on) tells the model when a call repeated an identical call and result;
+        ``keep_last_tool_results`` (2) is how many tools' newest results a window keeps in view."""
         if react_mode not in ("dynamic", "classic", "dynamic-grouped"):
             raise AgentBuildError("react_mode must be 'dynamic', 'classic' or 'dynamic-grouped'")
         if observer_delivery not in ("inline", "deferred"):
@@ -234,6 +244,8 @@ class Agent:
                 cost_budget=budget.usd if budget is not None else None,
                 cost_action=budget.on_exceed if budget is not None else "warn",
                 wrap_up_at_max_iterations=read_switch("wrap_up_at_max_iterations", wrap_up_at_max_iterations),
+                repeated_call_nudge=read_switch("repeated_call_nudge", repeated_call_nudge),
+                keep_last_tool_results=read_keep_last(keep_last_tool_results),
                 caching=caching,
                 record_system_prompt=record_system_prompt,
                 recording=dials,
@@ -377,7 +389,7 @@ class Agent:
         ``parent_run`` (or the input's ``parent_run`` key): a live link to a composition's run, which this turn then
         serves (its run id, caller and request); a link that is not live is refused before any model call.
         ``request``: what a host serves this turn for (tools see it as ``ctx.request``)."""
-        door = "Agent.run"
+        door = f"{self.runner_name}.run"
         run_input = normalize_run_input(input, door)
         opts = read_options(door, options)
         given = run_input.extra.get("identity")
@@ -427,7 +439,7 @@ class Agent:
     ) -> RunResult:
         """Continue this agent's last completed conversation with ``message`` (a new run: it takes the same
         options as ``run``, and is covered by the ``redact`` it is given)."""
-        door = "Agent.follow_up"
+        door = f"{self.runner_name}.follow_up"
         run_input = normalize_run_input(message, door)
         opts = read_options(door, options)
         self._guard()
@@ -589,6 +601,7 @@ class Agent:
                 ev.AGENT_TURN_START,
                 lambda: {"agent": self.name, "session_id": run.session_id, "message": run.original_input},
             )
+            run.emit(ev.AGENT_RUN_CONFIGURED, lambda: run_manifest(self.config, self.runner_name))
             await run.each("before_run")
             try:
                 flow: FlowResult = await start()
@@ -658,6 +671,7 @@ class Agent:
         return seal(json.loads(json.dumps(conversation)), self.config.checkpoint_key)
 
     async def _finish(self, run: AgentRun, flow: FlowResult) -> RunResult:
+        self._answered_ask = dict(run.answered_ask) if run.answered_ask is not None else None
         raw = flow.raw_state()
         self._last_flow = flow
         self._last_raw = raw
@@ -731,6 +745,7 @@ class Agent:
         iterations: int,
         extensions: dict[str, Any],
     ) -> RunResult:
+        self._answered_ask = None
         data = flow.checkpoint["pause_data"] if flow.checkpoint else {}
         cp = AgentPauseCheckpoint.model_construct(
             run_id=flow.run_id,
@@ -786,7 +801,7 @@ class Agent:
         """Continue a paused turn: ``answer`` becomes the paused tool call's result (ask_human), or the consent
         decision (check-in: ``check_in_approved(paused, by=...)``). Works on any agent built the same way, in any
         process. The resumed leg is a new run (fresh run id) of the same turn, for the paused run's caller."""
-        door = "Agent.resume"
+        door = f"{self.runner_name}.resume"
         opts = read_options(door, options)
         ready = prepare_resume(self.config, self.chart, self._tools, checkpoint, answer, identity, opts.redact, door)
         if self._in_flight:
@@ -799,6 +814,8 @@ class Agent:
                 "kind": ready.facts.kind,
                 "answer": answer,
                 "completed": pause_data.get("completed", []),
+                "question": pause_data.get("question"),
+                "repeat": pause_data.get("repeat"),
             }
             redactor = Redactor(ready.policy)
             if redactor.active:  # learn the paused leg's secrets so the resumed leg's events stay clean
@@ -846,7 +863,7 @@ class Agent:
         **options: Unpack[RunOptionArgs],
     ) -> RunResult:
         """Replay a crashed turn from its last good conversation (tools may run again: make them idempotent)."""
-        door = "Agent.resume_on_error"
+        door = f"{self.runner_name}.resume_on_error"
         opts = read_options(door, options)
         conv = stored_conversation(self.config, checkpoint, door)
         history = list(conv.history)
@@ -900,15 +917,17 @@ class Agent:
         """Run and validate the answer (JSON) against ``output_schema`` (or ``schema``); errors name the paths.
         The loop already spent the schema's ``retries``; ``retries=`` here asks again with follow-ups. With
         ``.output_fallback()`` a failed answer falls through to the fallback, then the canned value."""
+        door = f"{self.runner_name}.run_typed"
+        normalize_run_input(input, door)  # the run-input door first: nothing runs for an input that is no message
         model = cast("type[BaseModel] | None", schema or self.config.output_schema)
         if model is None:
-            raise NoOutputSchemaError("Agent.run_typed", self.name)
+            raise NoOutputSchemaError(door, self.name)
         budget = 0 if retries is None else retries
         result = await self.run(input, **kwargs)
         while True:
             if result.status != "completed":
                 raise OutputSchemaError(
-                    "run paused before producing an answer; use run() for pausing agents", issues=[]
+                    f"{door}: the run paused before producing an answer; use run() for pausing agents", issues=[]
                 )
             try:
                 return parse_output(model, result.answer or "")
@@ -1020,6 +1039,11 @@ class Agent:
     def drain_observers_sync(self, *, timeout: float | None = 5.0) -> ObserverDrainResult:
         """Blocking twin of :meth:`drain_observers`."""
         return run_sync(self.drain_observers(timeout=timeout), "await agent.drain_observers()")
+
+    def answered_ask(self) -> dict[str, Any] | None:
+        """The typed ask the last run's resume answered (``tool_name``, ``tool_call_id``, ``reasks``: how many times
+        it was asked again first), or None — set for that run only."""
+        return dict(self._answered_ask) if self._answered_ask is not None else None
 
     def cost_budget(self) -> CostBudget | None:
         """The cost budget as normalized at build (a bare number is ``on_exceed="warn"``), or None."""

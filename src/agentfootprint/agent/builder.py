@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -20,6 +20,7 @@ from agentfootprint.agent._output import (
     resolve_fallback,
 )
 from agentfootprint.agent._registry import default_extensions, named_extension
+from agentfootprint.agent._run_config import RunConfigContext
 from agentfootprint.agent.config import AgentConfig
 from agentfootprint.agent.errors import AgentBuildError, InvalidLimitError, OptionUnavailableError
 from agentfootprint.agent.extension import Extension, ExtensionError, check_extension
@@ -193,6 +194,17 @@ class AgentBuilder:
         if budget is None:
             raise InvalidLimitError("cost_budget", 'takes a number of USD or {"usd": n, "on_exceed": "warn" | "halt"}')
         self._config = replace(self._config, cost_budget=budget.usd, cost_action=budget.on_exceed)
+        return self
+
+    def configure(self, fn: Callable[[RunConfigContext], Any]) -> AgentBuilder:
+        """Decide each run's model and/or base instructions when it starts: ``fn(ctx)`` gets the message, the
+        caller, the run id and the built ``defaults``, and returns None or ``{"model"?, "instructions"?}``. What it
+        returns is committed to the turn's record before the first model call. One resolver per agent."""
+        if self._config.run_config is not None:
+            raise AgentBuildError("configure() was already called on this builder; one resolver per agent")
+        if not callable(fn):
+            raise AgentBuildError("configure() takes a function (ctx) -> None | {'model'?, 'instructions'?}")
+        self._config = replace(self._config, run_config=fn)
         return self
 
     def permission(self, checker: PermissionChecker) -> AgentBuilder:

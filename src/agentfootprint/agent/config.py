@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from typing import Any, Literal
@@ -73,6 +74,12 @@ class AgentConfig:
     max_result_chars: int | None = None
     """``max_tool_result_chars``: None (the default) never measures or cuts a tool result."""
     wrap_up_at_max_iterations: bool = True
+    repeated_call_nudge: bool = True
+    """Tell the model when one tool returned the same result for the same arguments a second time this run."""
+    keep_last_tool_results: int = 2
+    """Under a window, each of this many tools' newest result since the request stays in view (0: off)."""
+    run_config: Callable[[Any], Any] | None = None
+    """``.configure(fn)``: resolves this run's model and base instructions when a turn starts (None: the defaults)."""
     """When the action budget runs out while the model still asks for tools: one more call, tools withheld."""
     keep_events: bool = False
     # context engineering (agentfootprint.context.budget): per-slot budgets that warn; a window over turns

@@ -102,6 +102,7 @@ class ToolResultRecord(TypedDict, total=False):
     check_in: str
     decided_by: str | None
     answered_by: str
+    typed_answer: bool
     ablated: bool
     """True when ``without("tool#n")`` blanked this result for an ablation rerun."""
 
@@ -201,6 +202,8 @@ class Turn:
     answer: _Key[str] = _Key()
     stopped_early: _Key[StoppedEarlyRecord | None] = _Key(optional=True)
     member_message: _Key[str] = _Key()
+    run_config: _Key[dict[str, str] | None] = _Key(optional=True)
+    """What ``.configure()`` resolved for this run (model, instructions); absent on an agent without it."""
 
     def __init__(self, scope: Scope) -> None:
         self.scope = scope

@@ -119,8 +119,15 @@ def _turns(messages: Sequence[Message]) -> list[list[int]]:
     return turns
 
 
-def apply_window(messages: Sequence[Message], policy: WindowPolicy) -> tuple[list[Message], list[dict[str, Any]]]:
-    """(what the model sees, one record per dropped message: history index, role, turn, chars, reason)."""
+def apply_window(
+    messages: Sequence[Message],
+    policy: WindowPolicy,
+    pinned: frozenset[int] = frozenset(),
+    held: list[int] | None = None,
+) -> tuple[list[Message], list[dict[str, Any]]]:
+    """(what the model sees, one record per dropped message: history index, role, turn, chars, reason).
+
+    ``pinned`` indexes stay in view even inside a dropped turn; each one that did is appended to ``held``."""
     turns = _turns(messages)
     dropped_turns: dict[int, str] = {}
     if policy.max_turns is not None and len(turns) > policy.max_turns:
@@ -143,8 +150,10 @@ def apply_window(messages: Sequence[Message], policy: WindowPolicy) -> tuple[lis
     for t, turn in enumerate(turns):
         for i in turn:
             m = messages[i]
-            if t not in dropped_turns:
+            if t not in dropped_turns or i in pinned:
                 kept.append(m)
+                if t in dropped_turns and held is not None:
+                    held.append(i)
                 continue
             record: dict[str, Any] = {
                 "index": i,

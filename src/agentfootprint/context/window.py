@@ -289,6 +289,46 @@ def plan_removal(
     return RemovalPlan(start, end, refusals)
 
 
+def current_request(history: Sequence[Mapping[str, Any]], message: str) -> int | None:
+    """Index of the message a run executes: the latest user message with its text (never a summary)."""
+    for i in range(len(history) - 1, -1, -1):
+        entry = history[i]
+        if entry.get("role") == "user" and entry.get("content") == message and not is_compacted_summary(entry):
+            return i
+    return None
+
+
+def pinned_tool_results(history: Sequence[Mapping[str, Any]], keep: int, since: int | None) -> frozenset[int]:
+    """History indexes a window keeps in view whatever it drops: for up to ``keep`` tools that answered since the
+    request at ``since``, each one's newest result, with the assistant message that asked for it and that message's
+    other results (a batch is one unit: a provider refuses a call without its answers)."""
+    if keep <= 0 or since is None:
+        return frozenset()
+    askers: dict[str, int] = {}
+    for i in range(since, len(history)):
+        for call in history[i].get("tool_calls") or ():
+            if isinstance(call, Mapping) and isinstance(call.get("id"), str):
+                askers[call["id"]] = i
+    answers: dict[int, list[int]] = {}
+    for i in range(since, len(history)):
+        asker = askers.get(str(history[i].get("tool_call_id") or ""))
+        if history[i].get("role") == "tool" and asker is not None:
+            answers.setdefault(asker, []).append(i)
+    pinned: set[int] = set()
+    tools: set[str] = set()
+    for i in range(len(history) - 1, since, -1):
+        entry = history[i]
+        name = str(entry.get("tool_name") or "")
+        asker = askers.get(str(entry.get("tool_call_id") or ""))
+        if entry.get("role") != "tool" or asker is None or name in tools:
+            continue
+        tools.add(name)
+        pinned.update((asker, *answers[asker]))
+        if len(tools) >= keep:
+            break
+    return frozenset(pinned)
+
+
 def entry_chars(entry: Mapping[str, Any]) -> int:
     """Characters one history entry puts in front of the model (as ``message_chars`` counts a ``Message``)."""
     size = len(str(entry.get("content") or ""))
@@ -311,12 +351,14 @@ __all__ = [
     "RemovalPlan",
     "SummarizeOldest",
     "TokenBudgetWindow",
+    "current_request",
     "entry_chars",
     "fingerprint",
     "folded_span_for",
     "frame_summary",
     "history_chars",
     "is_compacted_summary",
+    "pinned_tool_results",
     "plan_removal",
     "summarize",
     "summarize_oldest",

@@ -34,6 +34,7 @@ from agentfootprint.tools.tool import (
     define_tool,
     tool,
 )
+from agentfootprint.tools.typed_ask import ask_human_typed
 from agentfootprint.tools.validation import (
     ArgIssue,
     validate_json,
@@ -63,6 +64,7 @@ __all__ = [
     "ToolRegistry",
     "absent",
     "ask_human",
+    "ask_human_typed",
     "coverage",
     "define_tool",
     "gated_tools",

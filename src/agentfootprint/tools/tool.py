@@ -50,6 +50,10 @@ class Tool:
     permission: PermissionChecker | None = None
     pauses: bool = False
     fn: Callable[..., Any] | None = None
+    answer_schema: dict[str, Any] | None = None
+    """A typed ask's declared answer (JSON Schema); None for every other tool."""
+    max_reasks: int = 0
+    """How many times a typed ask asks again when an answer does not fit its type."""
 
     def to_spec(self) -> dict[str, Any]:
         """``{name, description, input_schema}`` — what a provider shows the model (schema: do not mutate)."""
