@@ -110,6 +110,7 @@ PINNED: dict[str, list[str]] = {
         "InvalidRunConfigError",
         "InvalidRunInputError",
         "InvalidRunOptionError",
+        "InvalidTimeError",
         "LLMCall",
         "LLMCallBuildError",
         "LLMCallBuilder",

@@ -13,6 +13,7 @@ from agentfootprint.agent._answer import (
     PeriodEntry,
 )
 from agentfootprint.agent._checkpoints import load_conversation, load_pause_checkpoint
+from agentfootprint.agent._clock import InvalidTimeError
 from agentfootprint.agent._ledgers import DecisionLedgerError
 from agentfootprint.agent._limits import WRAP_UP_INSTRUCTION, CostBudget, EmptyAnswerWarning
 from agentfootprint.agent._observers import ObserverDrainResult
@@ -107,6 +108,7 @@ __all__ = [
     "InvalidRunConfigError",
     "InvalidRunInputError",
     "InvalidRunOptionError",
+    "InvalidTimeError",
     "LLMCall",
     "LLMCallBuildError",
     "LLMCallBuilder",

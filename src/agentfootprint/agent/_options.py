@@ -39,6 +39,8 @@ class RunOptions:
     timeout: float | None = None
     redact: RedactionPolicy | None = None
     seed: int | None = None
+    time: Any = None
+    """The ``time`` given (read by an agent with ``.time()``; refused by one without)."""
 
     def meta(self) -> dict[str, str]:
         """The fields every event of the run carries on its meta (only those that were given)."""
@@ -91,6 +93,8 @@ class RunOptionArgs(TypedDict, total=False):
     timeout: float | None
     """Seconds the run may take."""
     env: Mapping[str, Any] | None
+    time: Any
+    """This turn's clock, for an agent built with ``.time()``: a datetime or ``{"now": ..., "zone": ...}``."""
     """``{"signal": ..., "timeout_ms": ..., "trace_id": ...}``: the same options in one dict."""
 
 
@@ -129,6 +133,7 @@ def read_options(door: str, given: Mapping[str, Any]) -> RunOptions:
         timeout=float(timeout) if timeout is not None else env_timeout,
         redact=read_redaction(door, redact),
         seed=seed,
+        time=given.get("time"),
     )
 
 

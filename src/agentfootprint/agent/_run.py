@@ -141,6 +141,8 @@ class AgentRun:
         self.last_completed_iteration = 0
         self.budget_warned = False
         self.empty_warned = False
+        self.resume_time: dict[str, Any] | None = None
+        """The ``time`` a resume passed, read: taken once by the resumed leg's tool-calls stage."""
         self.answered_ask: dict[str, Any] | None = None
         """The typed ask this run's resume answered (tool, call id, re-asks), or None."""
         self.repeated_calls = RepeatedCalls()

@@ -10,6 +10,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any, cast
 
+from agentfootprint.agent._clock import clock_for
 from agentfootprint.agent._limits import WRAP_UP_INSTRUCTION, EmptyAnswerWarning, empty_answer_line
 from agentfootprint.agent._run import AgentRun
 from agentfootprint.agent._run_config import RunConfig, RunConfigContext, resolve_run_config
@@ -168,6 +169,9 @@ class Stages:
                 turn.folded_spans = list(args["folded"])
             if args.get("window_measure"):
                 turn.window_measure = args["window_measure"]
+        if self.config.time_enabled:  # the turn's clock: read at the door, or the builder's zone and the start
+            turn.clock = clock_for(None if run.mounted else scope.args.get("time"), self.config.time_zone)
+            run.tool_services["clock"] = thaw(turn.clock)
         if self.config.run_config is not None:
             turn.run_config = await resolve_run_config(
                 self.config.run_config,

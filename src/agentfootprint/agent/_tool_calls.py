@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, cast
 
+from agentfootprint.agent._clock import differs
 from agentfootprint.agent._repeated import REPEATED_CALL_THRESHOLD, repeated_note
 from agentfootprint.agent._run import AgentRun, ToolHookError
 from agentfootprint.agent._run_input import describe_received
@@ -79,6 +80,15 @@ class ToolCalls:
         response = turn.last_response
         calls = response["tool_calls"]
         resuming, answer = resume_answer()
+        kept = turn.clock if self.config.time_enabled else None
+        if kept is not None and "clock" not in run.tool_services:  # a resumed leg serves the paused turn's clock
+            run.tool_services["clock"] = thaw(kept)
+        if resuming and run.resume_time is not None:  # the paused turn keeps its clock; another one is recorded
+            passed, run.resume_time = run.resume_time, None
+            if kept is not None:
+                if differs(passed, kept):
+                    row = {"kind": "clock-on-resume", "passed": passed, "kept": thaw(kept), "applied": False}
+                    turn.append(Turn.clock_rows, row)
         completed: list[dict[str, Any]] = list(answer.get("completed", ())) if resuming else []
         asked: HistoryEntry = {"role": "assistant", "content": response["content"], "tool_calls": thaw(calls)}
         if response.get("reasoning"):

@@ -27,6 +27,7 @@ from agentfootprint.agent._answer import (
     validation_of,
 )
 from agentfootprint.agent._checkpoints import load_conversation, load_pause_checkpoint
+from agentfootprint.agent._clock import read_time
 from agentfootprint.agent._limits import (
     CostBudget,
     read_cost_budget,
@@ -36,7 +37,7 @@ from agentfootprint.agent._limits import (
 )
 from agentfootprint.agent._manifest import run_manifest
 from agentfootprint.agent._observers import DeferredSink, ObserverDrainResult
-from agentfootprint.agent._options import RunOptionArgs, RunOptions, read_options
+from agentfootprint.agent._options import InvalidRunOptionError, RunOptionArgs, RunOptions, read_options
 from agentfootprint.agent._output import (
     OutputContract,
     OutputContractUnmet,
@@ -392,6 +393,8 @@ class Agent:
         door = f"{self.runner_name}.run"
         run_input = normalize_run_input(input, door)
         opts = read_options(door, options)
+        given_time = run_input.extra.get("time")  # the input's time wins over the option
+        passed = self._passed_time(door, given_time if given_time is not None else opts.time)
         given = run_input.extra.get("identity")
         ident = caller(given if given is not None else identity)  # the input's identity wins over the option
         link = parent_run if parent_run is not None else run_input.extra.get("parent_run")
@@ -422,6 +425,7 @@ class Agent:
                 request=request,
                 link=link if run_id is not None else None,
                 conversation=conv,
+                time=passed,
             )
         finally:
             self._in_flight = False
@@ -442,6 +446,7 @@ class Agent:
         door = f"{self.runner_name}.follow_up"
         run_input = normalize_run_input(message, door)
         opts = read_options(door, options)
+        passed = self._passed_time(door, opts.time)
         self._guard()
         conversation = self._last_conversation
         if conversation is None:
@@ -459,6 +464,7 @@ class Agent:
                 opts,
                 carried=dict(own.extensions or {}),
                 conversation=own,
+                time=passed,
             )
         finally:
             self._in_flight = False
@@ -547,6 +553,7 @@ class Agent:
         request: Any = None,
         link: str | None = None,
         conversation: ConversationCheckpoint | None = None,
+        time: dict[str, Any] | None = None,
     ) -> RunResult:
         """One turn: ``prior`` conversation plus ``message``; or, for ``replay``, a stored history as it stands.
 
@@ -565,6 +572,8 @@ class Agent:
             "session_id": run.session_id,
             "identity": _identity_dict(identity),
         }
+        if time is not None:
+            args["time"] = time
         if conversation is not None and conversation.folded:
             args["folded"] = conversation.folded
         if conversation is not None and conversation.window_measure:
@@ -803,6 +812,7 @@ class Agent:
         process. The resumed leg is a new run (fresh run id) of the same turn, for the paused run's caller."""
         door = f"{self.runner_name}.resume"
         opts = read_options(door, options)
+        passed = self._passed_time(door, opts.time)
         ready = prepare_resume(self.config, self.chart, self._tools, checkpoint, answer, identity, opts.redact, door)
         if self._in_flight:
             raise RunInFlightError(f"agent '{self.name}' is already running a turn")
@@ -834,6 +844,7 @@ class Agent:
                 session_id=opts.session_id or cp.session_id,
                 request=request,
             )
+            run.resume_time = passed  # the paused turn keeps its clock: a differing one is only recorded
             origin = {"sealed": self.config.checkpoint_key is not None, "checkpoint_sha256": ready.digest}
             return await self._execute(
                 run,
@@ -865,6 +876,7 @@ class Agent:
         """Replay a crashed turn from its last good conversation (tools may run again: make them idempotent)."""
         door = f"{self.runner_name}.resume_on_error"
         opts = read_options(door, options)
+        passed = self._passed_time(door, opts.time)
         conv = stored_conversation(self.config, checkpoint, door)
         history = list(conv.history)
         last_user = max((i for i, m in enumerate(history) if m.get("role") == "user"), default=None)
@@ -883,6 +895,7 @@ class Agent:
                 replay=history,
                 carried=dict(conv.extensions or {}),
                 conversation=conv,
+                time=passed,
             )
         finally:
             self._in_flight = False
@@ -1044,6 +1057,15 @@ class Agent:
         """The typed ask the last run's resume answered (``tool_name``, ``tool_call_id``, ``reasks``: how many times
         it was asked again first), or None — set for that run only."""
         return dict(self._answered_ask) if self._answered_ask is not None else None
+
+    def _passed_time(self, door: str, value: Any) -> dict[str, Any] | None:
+        """A door's ``time``, read — or refused: on an agent without ``.time()`` (a door that ignored it would look
+        configured and do nothing), or malformed."""
+        if value is None:
+            return None
+        if not self.config.time_enabled:
+            raise InvalidRunOptionError(door, "time", "is read only by an agent built with .time()")
+        return read_time(door, value)
 
     def cost_budget(self) -> CostBudget | None:
         """The cost budget as normalized at build (a bare number is ``on_exceed="warn"``), or None."""

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
+from agentfootprint.agent._clock import builder_zone
 from agentfootprint.agent._limits import read_cost_budget
 from agentfootprint.agent._output import (
     _UNSET,
@@ -205,6 +206,13 @@ class AgentBuilder:
         if not callable(fn):
             raise AgentBuildError("configure() takes a function (ctx) -> None | {'model'?, 'instructions'?}")
         self._config = replace(self._config, run_config=fn)
+        return self
+
+    def time(self, *, zone: str | None = None) -> AgentBuilder:
+        """Read each turn's clock: ``time=`` on a door (a datetime or ``{"now": ..., "zone": ...}``), else the turn's
+        start in ``zone`` (an IANA name; without one the person's zone is unknown, never the server's). Tools read
+        the clock as ``ctx.service("clock")``; it is committed to the turn (``clock``)."""
+        self._config = replace(self._config, time_enabled=True, time_zone=builder_zone(zone))
         return self
 
     def permission(self, checker: PermissionChecker) -> AgentBuilder:

@@ -78,6 +78,10 @@ class AgentConfig:
     """Tell the model when one tool returned the same result for the same arguments a second time this run."""
     keep_last_tool_results: int = 2
     """Under a window, each of this many tools' newest result since the request stays in view (0: off)."""
+    time_zone: str | None = None
+    """``.time(zone=)``: the fallback zone of the person (None: unknown until a run says)."""
+    time_enabled: bool = False
+    """Whether the agent reads ``time`` (``.time()``); one without it refuses ``time`` on every door."""
     run_config: Callable[[Any], Any] | None = None
     """``.configure(fn)``: resolves this run's model and base instructions when a turn starts (None: the defaults)."""
     """When the action budget runs out while the model still asks for tools: one more call, tools withheld."""

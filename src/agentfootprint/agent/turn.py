@@ -203,6 +203,10 @@ class Turn:
     stopped_early: _Key[StoppedEarlyRecord | None] = _Key(optional=True)
     member_message: _Key[str] = _Key()
     run_config: _Key[dict[str, str] | None] = _Key(optional=True)
+    clock: _Key[dict[str, Any] | None] = _Key(optional=True)
+    """The turn's clock (``.time()``): ``now`` (UTC, ISO), ``zone`` and where each came from."""
+    clock_rows: _Key[Sequence[dict[str, Any]]] = _Key(optional=True, default=())
+    """What the clock noticed: a resume that passed another ``time`` (``clock-on-resume``), never applied."""
     """What ``.configure()`` resolved for this run (model, instructions); absent on an agent without it."""
 
     def __init__(self, scope: Scope) -> None:
