@@ -362,16 +362,21 @@ def _ask_human_execute(args: dict[str, Any], ctx: ToolContext) -> Any:
     raise PauseOutsideAgentError("ask_human pauses the run; it only runs inside an agent loop")
 
 
-ask_human: Tool = define_tool(
-    name="ask_human",
-    description="Ask the human user a question and wait for the answer. Use it when you need information "
-    "or a decision only the user can give.",
-    input_schema={
+def question_schema() -> dict[str, Any]:
+    """The input schema of every asking tool: one non-empty ``question`` string (a fresh copy each call)."""
+    return {
         "type": "object",
         "properties": {"question": {"type": "string", "minLength": 1, "description": "The question to ask."}},
         "required": ["question"],
         "additionalProperties": False,
-    },
+    }
+
+
+ask_human: Tool = define_tool(
+    name="ask_human",
+    description="Ask the human user a question and wait for the answer. Use it when you need information "
+    "or a decision only the user can give.",
+    input_schema=question_schema(),
     execute=_ask_human_execute,
     pauses=True,
 )

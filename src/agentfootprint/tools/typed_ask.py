@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from agentfootprint.tools.errors import InvalidToolDefinitionError, PauseOutsideAgentError
-from agentfootprint.tools.tool import Tool, define_tool
+from agentfootprint.tools.tool import Tool, define_tool, question_schema
 
 _SCALARS: dict[type, dict[str, Any]] = {
     bool: {"type": "boolean"},
@@ -53,12 +53,7 @@ def ask_human_typed(
         description=description
         or f"Ask the human user a question whose answer is a {kind} value, and wait for it. Use it when you need "
         "information only the user can give.",
-        input_schema={
-            "type": "object",
-            "properties": {"question": {"type": "string", "minLength": 1, "description": "The question to ask."}},
-            "required": ["question"],
-            "additionalProperties": False,
-        },
+        input_schema=question_schema(),
         execute=_never_runs,
         pauses=True,
     )
