@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import math
 from enum import Enum
@@ -80,3 +81,40 @@ def test_doubles_and_hashes() -> None:
     assert record_hash({"a": 1, "hash": "ignored"}) == record_hash({"a": 1})
     assert record_hash({"a": 1}) == "015abd7f5cc57a2dd94b7590f04ad8084273905ee33ec5cebeae62276a97f862"
     assert ZERO_HASH == "0" * 64
+
+
+def test_sets_are_ordered_by_repr_whatever_their_item_types() -> None:
+    assert jsonable({10, 9}) == [10, 9]  # by repr: "10" < "9"
+    assert jsonable({1, "a"}) == ["a", 1]  # mixed types cannot be compared, their reprs can
+    assert jsonable(frozenset({(2, 1), (1, 2)})) == [[1, 2], [2, 1]]
+
+
+def test_depth_counts_through_objects_models_and_converted_values() -> None:
+    @dataclasses.dataclass
+    class Row:
+        x: int
+
+    assert jsonable({"k": 1}, EXPORT_MAX_DEPTH - 1) == {"k": 1}
+    assert jsonable({"k": 1}, EXPORT_MAX_DEPTH) == {"k": TOO_DEEP}
+    assert jsonable(Point(x=1, tags=set()), EXPORT_MAX_DEPTH - 2) == {"x": 1, "tags": []}
+    assert jsonable(Point(x=1, tags=set()), EXPORT_MAX_DEPTH - 1) == {"x": TOO_DEEP, "tags": TOO_DEEP}
+    assert jsonable(Row(x=1), EXPORT_MAX_DEPTH - 2) == {"x": 1}
+    assert jsonable(Row(x=1), EXPORT_MAX_DEPTH - 1) == {"x": TOO_DEEP}
+    nested: Any = "leaf"
+    for _ in range(EXPORT_MAX_DEPTH + 1):
+        nested = {"k": nested}
+    out = jsonable(nested)
+    for _ in range(EXPORT_MAX_DEPTH + 1):
+        out = out["k"]
+    assert out == TOO_DEEP
+
+
+def test_as_doubles_keeps_safe_integers_as_integers() -> None:
+    for safe in (0, 5, -5, MAX_SAFE_INT, -MAX_SAFE_INT):
+        out = as_doubles(safe)
+        assert type(out) is int and out == safe
+    for unsafe in (MAX_SAFE_INT + 1, -MAX_SAFE_INT - 1):
+        out = as_doubles(unsafe)
+        assert type(out) is float and out == float(unsafe)
+    assert as_doubles([True, "x", None, 1.5]) == [True, "x", None, 1.5]
+    assert type(as_doubles({"a": [3]})["a"][0]) is int
