@@ -109,6 +109,7 @@ def test_period_names_what_was_asked_and_held() -> None:
     "queried, held, field",
     [
         ("2026-01-01", None, "queried"),
+        ("ab", None, "queried"),
         (["2026-01-01"], None, "queried"),
         (["a", "b", "c"], None, "queried"),
         (["b", "a"], None, "queried"),

@@ -157,3 +157,28 @@ def test_a_caller_deep_in_its_stack_gets_an_issue_not_a_recursion_error() -> Non
     finally:
         sys.setrecursionlimit(old)
     assert len(issues) == 1 and "nesting" in issues[0].problem
+
+
+def _nest_objects(levels: int, leaf: Any) -> Any:
+    value = leaf
+    for _ in range(levels):
+        value = {"a": value}
+    return value
+
+
+def _nest_arrays(levels: int, leaf: Any) -> Any:
+    value = leaf
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+def test_an_empty_container_at_the_depth_limit_is_accepted_whatever_the_schema() -> None:
+    """The depth limit is the same with or without a schema: a leaf (an empty {} or [] too) may sit at level 64."""
+    recursive_object = {"type": "object", "properties": {"a": {"$ref": "#"}}}
+    recursive_array = {"type": "array", "items": {"$ref": "#"}}
+    for schema, nest, leaf in ((recursive_object, _nest_objects, {}), (recursive_array, _nest_arrays, [])):
+        assert validate_json({}, nest(MAX_ARG_DEPTH, leaf)) == []
+        assert validate_json(schema, nest(MAX_ARG_DEPTH, leaf)) == []
+        deeper = validate_json(schema, nest(MAX_ARG_DEPTH, [1] if leaf == [] else {"a": {}}))
+        assert [i.problem for i in deeper] == [f"nesting deeper than {MAX_ARG_DEPTH} levels"]

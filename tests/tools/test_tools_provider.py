@@ -114,7 +114,9 @@ async def test_gated_tools_offer_what_the_predicate_allows() -> None:
 async def test_gated_tools_over_an_async_provider_and_its_close() -> None:
     inner = _AsyncListing([A, B], id="remote")
     gated = gated_tools(inner, lambda name, ctx: name == "b")
-    assert await list_provider_tools(gated, ProviderContext()) == [B]
+    ctx = ProviderContext(iteration=4)
+    assert await list_provider_tools(gated, ctx) == [B]
+    assert inner.seen == [ctx]
     await gated.aclose()  # type: ignore[attr-defined]
     assert inner.closed == 1
     await gated_tools(static_tools([A]), lambda n, c: True).aclose()  # type: ignore[attr-defined]

@@ -80,6 +80,8 @@ async def test_execute_hands_the_name_context_and_options_through() -> None:
     assert (missing.is_error, missing.error_code) == (True, ERR_UNKNOWN_TOOL)
     assert "nope" in missing.content and "echo" in missing.content
     assert reg.get(5) is None  # type: ignore[arg-type]
+    assert reg.get(["echo"]) is None  # type: ignore[arg-type]
+    assert ["echo"] not in reg
     with pytest.raises(InvalidToolDefinitionError) as info:
         reg.add("not a tool")  # type: ignore[arg-type]
     assert str(info.value) == "expected a Tool (from define_tool or @tool), got str"

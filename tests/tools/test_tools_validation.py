@@ -318,3 +318,22 @@ def test_messages_never_contain_the_value(schema: Any, value: Any) -> None:
     assert issues
     for issue in issues:
         assert SECRET not in issue.message and SECRET not in issue.expected and SECRET not in repr(issue)
+
+
+def test_a_refused_property_name_says_what_names_are_allowed() -> None:
+    issue = only({"type": "object", "propertyNames": {"maxLength": 3}}, {"abcd": 1})
+    assert (issue.path, issue.expected, issue.problem) == ("abcd", "any value", "property name is not allowed")
+    typed = only({"type": "object", "propertyNames": {"type": "string", "pattern": "^a"}}, {"b": 1})
+    assert (typed.path, typed.expected, typed.problem) == ("b", "string", "property name is not allowed")
+
+
+def test_a_schema_nested_too_deeply_is_refused_by_name() -> None:
+    schema: dict[str, Any] = {"type": "object"}
+    for _ in range(300):
+        schema = {"allOf": [schema]}
+    issue = only(schema, {})
+    assert (issue.path, issue.expected, issue.problem) == (
+        "",
+        "a shallower value",
+        "schema nesting is too deep to validate",
+    )

@@ -207,15 +207,16 @@ def _resolve_hints(fn: Callable[..., Any], name: str) -> dict[str, Any]:
 
 
 _NAME_MAPS = frozenset({"properties", "$defs", "definitions", "patternProperties"})
+_VALUE_KEYS = frozenset({"default", "const", "enum", "examples"})
 
 
 def _strip_titles(node: Any, names: bool = False) -> Any:
-    """Drop pydantic's auto ``title`` keys (noise for a model) without touching a property named title."""
+    """Drop pydantic's auto ``title`` keys (noise for a model); a property named title and values stay as they are."""
     if isinstance(node, dict):
         if names:
             return {k: _strip_titles(v) for k, v in node.items()}
         return {
-            k: _strip_titles(v, names=k in _NAME_MAPS)
+            k: v if k in _VALUE_KEYS else _strip_titles(v, names=k in _NAME_MAPS)
             for k, v in node.items()
             if not (k == "title" and isinstance(v, str))
         }
@@ -227,9 +228,9 @@ def _strip_titles(node: Any, names: bool = False) -> Any:
 def _issues_from_pydantic(error: ValidationError) -> list[ArgIssue]:
     issues: list[ArgIssue] = []
     for item in error.errors(include_url=False, include_input=False, include_context=False):
-        path = format_path(tuple(p for p in item.get("loc", ()) if isinstance(p, str | int)))
-        kind = str(item.get("type", "invalid"))
-        issues.append(ArgIssue(path=path, expected=kind, problem=f"{kind}: {item.get('msg', 'invalid value')}"))
+        path = format_path(tuple(p for p in item["loc"] if isinstance(p, str | int)))
+        kind = item["type"]
+        issues.append(ArgIssue(path=path, expected=kind, problem=f"{kind}: {item['msg']}"))
     return issues
 
 
@@ -267,9 +268,8 @@ def _build_from_function(
         if doc and typing.get_origin(annotation) is not typing.Annotated:
             default = Field(default, description=doc)
         fields[param.name] = (annotation, default)
-    model_name = "".join(part.capitalize() for part in re.split(r"[^A-Za-z0-9]+", tool_name) if part) + "Args"
-    try:
-        model: type[BaseModel] = create_model(model_name or "ToolArgs", __config__=ConfigDict(extra="forbid"), **fields)
+    try:  # the model's name never shows: schema titles are stripped and issues are built from errors()
+        model: type[BaseModel] = create_model("ToolArgs", __config__=ConfigDict(extra="forbid"), **fields)
         schema: dict[str, Any] = _strip_titles(model.model_json_schema())
     except Exception as exc:
         raise InvalidToolDefinitionError(

@@ -55,7 +55,6 @@ def ask_human_typed(
         "information only the user can give.",
         input_schema=question_schema(),
         execute=_never_runs,
-        pauses=True,
     )
     return Tool(
         name=made.name,

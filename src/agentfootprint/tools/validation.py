@@ -236,16 +236,16 @@ class _Validator:
     def full(self) -> bool:
         return self.stopped or len(self.issues) >= self.limit
 
-    def probe(self, schema: Any, value: Any, path: Path, depth: int) -> _Found:
+    def probe(self, schema: Any, value: Any, path: Path) -> _Found:
         saved, saved_limit = self.issues, self.limit
         self.issues, self.limit = [], MAX_ISSUES
         try:
-            self.check(schema, value, path, depth)
+            self.check(schema, value, path)
             return self.issues
         finally:
             self.issues, self.limit = saved, saved_limit
 
-    def check(self, schema: Any, value: Any, path: Path, depth: int) -> None:
+    def check(self, schema: Any, value: Any, path: Path) -> None:
         if self.full:
             return
         self.steps += 1
@@ -266,27 +266,27 @@ class _Validator:
                 self.stopped = True
                 self.add(path, "a shallower value", "schema nesting is too deep to validate")
                 return
-            self._check_dict(schema, value, path, depth)
+            self._check_dict(schema, value, path)
         finally:
             self.frames -= 1
 
-    def _check_dict(self, schema: dict[str, Any], value: Any, path: Path, depth: int) -> None:
+    def _check_dict(self, schema: dict[str, Any], value: Any, path: Path) -> None:
         ref = schema.get("$ref")
         if isinstance(ref, str):
             target = _resolve(self.root, ref)
             if target is not None:
-                self.check(target, value, path, depth)
+                self.check(target, value, path)
         all_of = schema.get("allOf")
         if isinstance(all_of, list):
             for sub in all_of:
-                self.check(sub, value, path, depth)
+                self.check(sub, value, path)
         any_of = schema.get("anyOf")
         if isinstance(any_of, list) and any_of:
-            self._alternatives(any_of, value, path, depth, exactly_one=False)
+            self._alternatives(any_of, value, path, exactly_one=False)
         one_of = schema.get("oneOf")
         if isinstance(one_of, list) and one_of:
-            self._alternatives(one_of, value, path, depth, exactly_one=True)
-        if "not" in schema and not self.probe(schema["not"], value, path, depth):
+            self._alternatives(one_of, value, path, exactly_one=True)
+        if "not" in schema and not self.probe(schema["not"], value, path):
             self.add(
                 path,
                 f"not {describe_schema(schema['not'], self.root)}",
@@ -313,15 +313,15 @@ class _Validator:
         elif _is_number(value):
             self._number(schema, value, path)
         elif isinstance(value, list | tuple):
-            self._array(schema, value, path, depth)
+            self._array(schema, value, path)
         elif isinstance(value, dict):
-            self._object(schema, value, path, depth)
+            self._object(schema, value, path)
 
-    def _alternatives(self, branches: list[Any], value: Any, path: Path, depth: int, *, exactly_one: bool) -> None:
+    def _alternatives(self, branches: list[Any], value: Any, path: Path, *, exactly_one: bool) -> None:
         failures: list[_Found] = []
         passed = 0
         for branch in branches:
-            found = self.probe(branch, value, path, depth)
+            found = self.probe(branch, value, path)
             if not found:
                 passed += 1
                 if not exactly_one or passed > 1:
@@ -387,7 +387,7 @@ class _Validator:
             if not ok:
                 self.add(path, f"a multiple of {step}", f"number is not a multiple of {step}")
 
-    def _array(self, schema: dict[str, Any], value: list[Any] | tuple[Any, ...], path: Path, depth: int) -> None:
+    def _array(self, schema: dict[str, Any], value: list[Any] | tuple[Any, ...], path: Path) -> None:
         n = len(value)
         min_items, max_items = schema.get("minItems"), schema.get("maxItems")
         if _is_number(min_items) and n < min_items:
@@ -414,22 +414,15 @@ class _Validator:
             prefix = []
         if not prefix and (items is None or items is True or items == {}):
             return
-        if depth + 1 > MAX_ARG_DEPTH:
-            self.add(
-                path,
-                f"at most {MAX_ARG_DEPTH} levels of nesting",
-                f"nesting deeper than {MAX_ARG_DEPTH} levels",
-            )
-            return
         for index, item in enumerate(value):
             if self.full:
                 return
             sub = prefix[index] if index < len(prefix) else items
             if sub is None:
                 continue
-            self.check(sub, item, (*path, index), depth + 1)
+            self.check(sub, item, (*path, index))
 
-    def _object(self, schema: dict[str, Any], value: dict[Any, Any], path: Path, depth: int) -> None:
+    def _object(self, schema: dict[str, Any], value: dict[Any, Any], path: Path) -> None:
         props = schema.get("properties")
         props = props if isinstance(props, dict) else {}
         required = schema.get("required")
@@ -455,13 +448,6 @@ class _Validator:
         names = schema.get("propertyNames")
         if not props and not compiled and (extra is True or extra == {}) and names is None:
             return
-        if depth + 1 > MAX_ARG_DEPTH:
-            self.add(
-                path,
-                f"at most {MAX_ARG_DEPTH} levels of nesting",
-                f"nesting deeper than {MAX_ARG_DEPTH} levels",
-            )
-            return
         for key, item in value.items():
             if self.full:
                 return
@@ -469,22 +455,22 @@ class _Validator:
                 self.add(path, "object with string keys", f"object has a non-string key ({json_type_name(key)})")
                 continue
             sub_path = (*path, key)
-            if names is not None and self.probe(names, key, sub_path, depth + 1):
+            if names is not None and self.probe(names, key, sub_path):
                 self.add(sub_path, describe_schema(names, self.root), "property name is not allowed")
             matched = False
             if key in props:
                 matched = True
-                self.check(props[key], item, sub_path, depth + 1)
+                self.check(props[key], item, sub_path)
             for rx, sub in compiled:
                 if rx.search(key) is not None:
                     matched = True
-                    self.check(sub, item, sub_path, depth + 1)
+                    self.check(sub, item, sub_path)
             if matched:
                 continue
             if extra is False:
                 self.add(sub_path, "no such property", "unexpected property (not in the schema)")
             elif isinstance(extra, dict) and extra:
-                self.check(extra, item, sub_path, depth + 1)
+                self.check(extra, item, sub_path)
 
 
 def _measure(value: Any) -> ArgIssue | None:
@@ -534,7 +520,7 @@ def validate_json(schema: Any, value: Any, *, max_issues: int = MAX_ISSUES) -> l
         return [guard]
     validator = _Validator(schema, max(1, max_issues))
     try:
-        validator.check(schema, value, (), 0)
+        validator.check(schema, value, ())
     except RecursionError:  # a caller already deep in its own stack: refuse rather than crash
         return [_too_deep(())]
     return [issue for _, issue in validator.issues]
