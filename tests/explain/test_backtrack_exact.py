@@ -120,3 +120,40 @@ def test_a_backtrack_error_keeps_a_given_code_and_its_steps() -> None:
     err = BacktrackError("m", steps=("a#1",), code="ERR_OTHER")
     assert (str(err), err.code, err.steps) == ("m", "ERR_OTHER", ("a#1",))
     assert BacktrackError("m").code == "ERR_BACKTRACK"
+
+
+def _commit(idx: int, stage: str, kind: str = "stage", namespace: str = "", **reads: int | None) -> Any:
+    from agentfootprint.flow.commit import Commit
+
+    rid = f"{namespace}/{stage}#{idx}" if namespace else f"{stage}#{idx}"
+    return Commit(idx=idx, stage_id=stage, runtime_stage_id=rid, kind=kind, namespace=namespace, reads=reads)  # type: ignore[arg-type]
+
+
+def test_a_mount_is_walked_through_not_credited_to_its_members_earlier_call() -> None:
+    """A member mounted a second time on the run's input: its first pass's model call made nothing of it."""
+    from agentfootprint.flow import FlowSnapshot
+
+    log = [
+        _commit(0, "seed"),
+        _commit(1, "m", "subflow-enter", "m", input=0),
+        _commit(2, "call-llm", namespace="m"),
+        _commit(3, "final", namespace="m", x=2),
+        _commit(4, "m", "subflow-exit", answer=3),
+        _commit(5, "m", "subflow-enter", "m", input=0),
+    ]
+    snap = FlowSnapshot(run_id="r", chart_id="c", chart_name="c", state={}, commit_log=log)
+    assert calls_behind(snap, 5) == []
+    assert [c.runtime_stage_id for c in calls_behind(snap, 4)] == ["m/call-llm#2"]
+
+
+async def test_a_recording_without_a_members_mount_names_the_member_by_its_namespace() -> None:
+    make, _ = SCENARIOS["a-sequence"]
+    with fixed_run_ids():
+        seq = await make()
+    snap = seq.last_snapshot()
+    mount = snap.commit_log[1]
+    assert (mount.kind, mount.namespace) == ("subflow-enter", "research")
+    unmounted = [snap.commit_log[0], mount.model_copy(update={"kind": "stage"}), *snap.commit_log[2:]]
+    cut = snap.model_copy(update={"commit_log": unmounted})
+    vias = [h.detail for s in backtrack(cut).sources for h in s.hops if h.kind == "via"]
+    assert vias == ["answer handed over from research's answer"] * 2

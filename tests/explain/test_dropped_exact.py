@@ -192,3 +192,41 @@ async def test_restoration_refusals_name_what_is_wrong() -> None:
     with pytest.raises(RestorationError) as err:
         await confirm_by_restoration(fresh, "f")
     assert str(err.value) == "restoration reruns the agent: pass an Agent that has run (a recording cannot rerun)"
+
+
+async def test_restoration_reruns_keep_the_conversation_the_identity_and_the_seed() -> None:
+    seen: list[tuple[int | None, int, bool]] = []
+
+    def respond(req: LLMRequest) -> str:
+        tenant = "acme rules apply" in req.system_prompt
+        if VIP in req.system_prompt:
+            seen.append((req.seed, len(req.messages), tenant))
+        return ("APPROVED" if VIP in req.system_prompt else "DECLINED") + (" (acme)" if tenant else "")
+
+    agent = (
+        Agent.create(provider=mock(respond=respond), model="m")
+        .fact(define_fact(id="vip", data=VIP, active_when=lambda ctx: "vip" in ctx.user_message))
+        .fact(
+            define_fact(
+                id="tenant",
+                data="acme rules apply",
+                active_when=lambda ctx: ctx.identity is not None and ctx.identity.tenant == "acme",
+            )
+        )
+        .build()
+    )
+    await agent.run("hello", identity={"tenant": "acme"})
+    await agent.follow_up("refund?", identity={"tenant": "acme"})
+    report = await confirm_by_restoration(agent, "vip", samples=2, outcome_changed=flipped)
+    assert report.answers == ["APPROVED (acme)", "APPROVED (acme)"]
+    assert sorted(seen) == [(0, 3, True), (1, 3, True)]  # the earlier turn (2 messages) and the new one, seeded
+    assert (report.verdict, report.errors, report.original_answer) == ("confirmed", 0, "DECLINED (acme)")
+
+
+async def test_a_long_reached_injection_id_is_quoted_cut_to_80_characters() -> None:
+    long_id = "n" * 100
+    agent = Agent.create(provider=mock(reply="ok"), model="m").fact(define_fact(id=long_id, data="shown")).build()
+    await agent.run("q")
+    with pytest.raises(RestorationError) as err:
+        await confirm_by_restoration(agent, long_id)
+    assert str(err.value) == f"injection {'n' * 80!r} reached the final model call: there is nothing to restore"

@@ -651,3 +651,84 @@ async def test_group_search_arms_of_one_source_are_listed_by_rank() -> None:
         ("beta", 2, "confirmed"),
     ]
     assert [c.ids for c in report.culprit_sets if c.verdict == "confirmed"] == [("alpha",), ("beta",)]
+
+
+async def test_reruns_do_not_see_what_the_recorded_run_wrote_to_memory() -> None:
+    """The recorded run saw an empty memory: its reruns do too, though the run itself stored its turn since."""
+    from agentfootprint.context import InMemoryMemoryStore, define_memory
+    from agentfootprint.explain.localize import rerun_answer
+
+    def respond(req: LLMRequest) -> str:
+        return "seen before" if "lucky number" in req.system_prompt else "new to me"
+
+    store = InMemoryMemoryStore()
+    agent = (
+        Agent.create(provider=mock(respond=respond), model="m")
+        .memory(define_memory(id="mem", store=store, recall=4))
+        .build()
+    )
+    identity = {"tenant": "t", "principal": "p", "conversation_id": "c"}
+    assert (await agent.run("My lucky number is 7.", identity=identity)).answer == "new to me"
+    assert await rerun_answer(agent, 0) == "new to me"
+    later = await agent.run("My lucky number is 7.", identity=identity)  # a new run does see the stored turn
+    assert later.answer == "seen before"
+
+
+async def test_each_result_of_a_tool_called_twice_is_ranked_under_the_tool() -> None:
+    from agentfootprint.explain import backtrack, rank_suspects
+    from agentfootprint.explain.scoring import LexicalScorer
+
+    from ._backtrack_scenarios import one_tool_twice
+
+    agent = await one_tool_twice()
+    ranked = rank_suspects(backtrack(agent), LexicalScorer())
+    assert [(s.id, s.parent, s.result_id, s.position) for s, _ in ranked] == [
+        ("look", None, "look#1", 2002),  # the tool as a whole (both results merged under its first)
+        ("look#1", "look", "look#1", 2002),
+        ("look#2", "look", "look#2", 2003),
+    ]
+    assert [s.id for s, _ in rank_suspects(backtrack(agent), LexicalScorer(), set(agent.ablatable_ids()))] == [
+        "look",
+        "look#1",
+        "look#2",
+    ]
+    assert [s.id for s, _ in rank_suspects(backtrack(agent), LexicalScorer(), {"look"})] == ["look"]
+
+
+def test_the_default_outcome_test_flips_below_four_fifths_similarity_not_at_it() -> None:
+    from agentfootprint.explain.localize import DEFAULT_SIMILARITY_THRESHOLD, _default_outcome_changed
+    from agentfootprint.explain.scoring import answer_similarity
+
+    assert answer_similarity("abcde", "abcdX") == DEFAULT_SIMILARITY_THRESHOLD == 0.8
+    assert _default_outcome_changed("abcde", "abcdX") is False
+    assert answer_similarity("abcde", "abcdXY") < 0.8 and _default_outcome_changed("abcde", "abcdXY") is True
+    assert _default_outcome_changed("same", "same") is False
+
+
+async def test_rerun_without_sources_uses_the_default_outcome_test_unless_given_one() -> None:
+    from agentfootprint.explain import rerun_without_sources
+
+    agent = build(redundant)
+    await agent.run("premium?")
+    default = await rerun_without_sources(agent, ["alpha", "beta"], samples=1)
+    assert (default.verdict, default.flips, default.answers) == ("confirmed", 1, ["RIGHT standard"])
+    never = await rerun_without_sources(agent, ["alpha", "beta"], samples=1, outcome_changed=lambda a, b: False)
+    assert (never.verdict, never.flips, never.baseline_flips) == ("not-confirmed", 0, 0)
+
+
+def test_a_statistical_claim_without_a_p_value_says_so() -> None:
+    from agentfootprint.explain._arms import ArmResult
+    from agentfootprint.explain.localize import _tail
+
+    arm = ArmResult(frozenset({"a"}), "inconclusive", 0, 0, 0, 0, None, False)
+    assert _tail(arm, True, 0.05) == (
+        "0/0 seeded reruns vs 0/0 for the baseline on the same seeds (one-sided Fisher p=n/a, needs <= 0.05 and a "
+        "flip rate above 1/2); the rerun budget ran out before this arm was settled"
+    )
+
+
+async def test_a_group_search_stopped_by_the_budget_does_not_claim_nothing_flips() -> None:
+    report = await localized(lambda present, seed: True, samples=3, search="group", max_reruns=4)
+    assert (report.honesty_flags, report.reruns, report.culprit_sets) == (["rerun-budget-exhausted"], 4, [])
+    full = await localized(lambda present, seed: True, samples=3, search="group", max_reruns=5)
+    assert full.honesty_flags == ["no-flip-with-everything-ablated"]

@@ -59,7 +59,8 @@ class SourceTrail(BaseModel):
     document_id: str | None = None
     """For a retrieved chunk: the document it was cut from."""
     parent: str | None = None
-    """For a retrieved chunk or a recalled memory entry: the retrieval or memory (its injection id) that landed it."""
+    """For a retrieved chunk or a recalled memory entry: the retrieval or memory (its injection id) that landed it;
+    for one result of a tool ranked on its own (``rank_suspects``): the tool."""
     result_id: str | None = None
     """For a tool result: its per-call id (``lookup#2``: the run's second result of ``lookup``), ablatable alone."""
 

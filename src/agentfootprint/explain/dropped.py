@@ -15,7 +15,13 @@ from agentfootprint.explain.backtrack import backtrack
 
 if TYPE_CHECKING:
     from agentfootprint.agent import Agent
-from agentfootprint.explain.localize import OutcomeChanged, _default_outcome_changed, _verdict, rerun_answer
+from agentfootprint.explain.localize import (
+    OutcomeChanged,
+    _default_outcome_changed,
+    _rerun_kwargs,
+    _verdict,
+    rerun_answer,
+)
 
 
 class DroppedContext(BaseModel):
@@ -51,8 +57,7 @@ def find_dropped_context(agent: Agent) -> list[DroppedContext]:
     bt = backtrack(agent)
     snapshot = agent.last_snapshot()
     assert snapshot is not None  # backtrack refused a run-less agent already
-    reached = {(s.kind if s.kind != "system" else "system", s.id) for s in bt.sources}
-    reached_ids = {sid for _, sid in reached}
+    reached_ids = {s.id for s in bt.sources}
     active_ever = _ever(snapshot, "context_evaluated", "active_ids")
     errors = _rule_errors(snapshot)
     offered_ever: set[str] = set()
@@ -198,10 +203,7 @@ async def confirm_by_restoration(
     changed = outcome_changed or _default_outcome_changed
 
     async def rerun_restored(seed: int) -> str:
-        kwargs: dict[str, Any] = {"identity": run_input.get("identity"), "seed": seed}
-        if run_input.get("history"):
-            kwargs["continue_from"] = {"run_id": "rerun", "history": run_input["history"]}
-        result = await restored.run(run_input["message"], **kwargs)
+        result = await restored.run(run_input["message"], **_rerun_kwargs(run_input, seed))
         return str(result.answer or "")
 
     async def safe(job: Awaitable[str]) -> str | None:

@@ -543,14 +543,13 @@ class _Localization:
         self.judge = judge
         self.concurrency = concurrency
         self.ranked_all = ranked_all
-        self.ranked = ranked
         self.search = search
         self.flags = flags
+        # every arm judged is made of these ids (single arms and the group search both draw from ranked_all)
         self.trails = {s.id: (s, score, rank + 1) for rank, (s, score) in enumerate(ranked_all)}
         self.base: ArmResult | None = None
-        self.singles: list[str] = []
+        self.singles = [s.id for s, _ in ranked] if search != "group" else []  # the sources judged one at a time
         self.candidates: list[Candidate] = []
-        self.group_ran = False
         self.budget_stopped = False
 
     @property
@@ -559,7 +558,7 @@ class _Localization:
         return self.base is not None and self.base.flips > 0 and not self.judge.statistical
 
     async def go(self) -> None:
-        singles = [s.id for s, _ in self.ranked] if self.search != "group" else []
+        singles = self.singles
         everything = frozenset(s.id for s, _ in self.ranked_all)
         screening = not self.judge.statistical
         jobs: list[Awaitable[Any]] = [self.judge.baseline(), *(self.judge.decide(frozenset([i])) for i in singles)]
@@ -567,7 +566,6 @@ class _Localization:
             jobs.append(self.judge.screen(everything))  # the search's first look, alongside the baseline
         results = await asyncio.gather(*jobs)
         self.base = results[0]
-        self.singles = singles
         if self.base.flips > 0:
             self.flags.append("baseline-unstable")
         if self.unstable or self.search == "single":
@@ -576,7 +574,6 @@ class _Localization:
             return
         if self.judge.sampler.budget_hit:
             return
-        self.group_ran = True
         search = GroupSearch(
             self.judge,
             [s.id for s, _ in self.ranked_all],
@@ -590,8 +587,7 @@ class _Localization:
             self.flags.append("no-flip-with-everything-ablated")
 
     def _label(self, sid: str) -> str:
-        trail = self.trails.get(sid)
-        return f"{trail[0].kind} '{sid}'" if trail else f"'{sid}'"
+        return f"{self.trails[sid][0].kind} '{sid}'"
 
     def _suspects(self) -> list[Suspect]:
         statistical, alpha = self.judge.statistical, self.judge.alpha
@@ -600,7 +596,7 @@ class _Localization:
             if len(arm) == 1:
                 arms[next(iter(arm))] = result
         order = [i for i in self.singles if i in arms] + sorted(
-            (i for i in arms if i not in self.singles), key=lambda i: self.trails[i][2] if i in self.trails else 1 << 30
+            (i for i in arms if i not in self.singles), key=lambda i: self.trails[i][2]
         )
         out: list[Suspect] = []
         for sid in order:
@@ -646,7 +642,7 @@ class _Localization:
             out.append(
                 CulpritSet(
                     ids=ids,
-                    kinds=tuple(self.trails[i][0].kind if i in self.trails else "" for i in ids),
+                    kinds=tuple(self.trails[i][0].kind for i in ids),
                     verdict=verdict,
                     flips=c.result.flips,
                     samples=c.result.samples,
@@ -667,8 +663,7 @@ class _Localization:
         return out
 
     def _rank(self, sid: str) -> int:
-        trail = self.trails.get(sid)
-        return trail[2] if trail else 1 << 30
+        return self.trails[sid][2]
 
     def report(
         self,
