@@ -230,3 +230,26 @@ async def test_a_long_reached_injection_id_is_quoted_cut_to_80_characters() -> N
     with pytest.raises(RestorationError) as err:
         await confirm_by_restoration(agent, long_id)
     assert str(err.value) == f"injection {'n' * 80!r} reached the final model call: there is nothing to restore"
+
+
+async def test_restoration_reruns_read_memory_as_recorded_and_write_none() -> None:
+    from agentfootprint.context import InMemoryMemoryStore, define_memory
+    from agentfootprint.context.memory import MemoryNamespace
+
+    def respond(req: LLMRequest) -> str:
+        seen = "seen before" if "lucky number" in req.system_prompt else "new to me"
+        return seen + (" APPROVED" if VIP in req.system_prompt else "")
+
+    store = InMemoryMemoryStore()
+    agent = (
+        Agent.create(provider=mock(respond=respond), model="m")
+        .memory(define_memory(id="mem", store=store))
+        .fact(define_fact(id="vip", data=VIP, active_when=lambda ctx: False))
+        .build()
+    )
+    await agent.run("My lucky number is 7.", identity={"tenant": "t", "principal": "p", "conversation_id": "c"})
+    namespace = MemoryNamespace("mem", "t", "p", "c")
+    stored = [e.id for e in store.load(namespace)]
+    report = await confirm_by_restoration(agent, "vip", samples=2, outcome_changed=flipped)
+    assert (report.answers, report.verdict, report.baseline_flips) == (["new to me APPROVED"] * 2, "confirmed", 0)
+    assert [e.id for e in store.load(namespace)] == stored and len(stored) == 2

@@ -22,6 +22,7 @@ from agentfootprint.explain._replay import (
     request_key,
     rerun_agent,
 )
+from agentfootprint.explain.localize import rerun_answer
 from agentfootprint.providers import LLMRequest, LLMResponse, Message, mock
 
 
@@ -161,10 +162,13 @@ def test_the_recorded_memory_view_hides_the_runs_own_and_later_writes_and_ablate
     store.append(ns, [entry("a", "r0", 1.0), entry("b", "r0", 2.0), entry("own", "r1", 3.0), entry("c", "r0", 4.0)])
     store.append(ns, [entry("late", "r2", 9.0)])
     view = RecordedMemoryView(store, "r1", 5.0, frozenset({"b"}))
-    assert [e.id for e in view.load(ns)] == ["a", "c"]
-    assert [e.id for e in view.load(ns, last=2)] == ["c"]  # the last two visible are b and c; b is ablated
-    assert [e.id for e in view.load(ns, last=1)] == ["c"]
-    assert view.load(ns, last=0) == [] and view.load(ns, last=-1) == []
+    assert [e.id for e in view.load(ns)] == ["a"]  # c was stored at 4.0, after the recorded run stored its own
+    assert [e.id for e in view.load(ns, last=2)] == ["a"]  # the last two visible are a and b; b is ablated
+    assert view.load(ns, last=1) == [] and view.load(ns, last=0) == [] and view.load(ns, last=-1) == []
+    elsewhere = RecordedMemoryView(store, "r9", 5.0, frozenset({"b"}))  # a run that stored nothing here
+    assert [e.id for e in elsewhere.load(ns)] == ["a", "own", "c"]
+    assert [e.id for e in elsewhere.load(ns, last=2)] == ["own", "c"]
+    assert [e.id for e in RecordedMemoryView(store, "r1", 2.0, frozenset()).load(ns)] == ["a", "b"]  # cutoff first
     assert [e.id for e in RecordedMemoryView(store, None, 4.0, frozenset()).load(ns)] == ["a", "b", "own", "c"]
     assert [e.id for e in RecordedMemoryView(store, None, 3.0, frozenset()).load(ns)] == ["a", "b", "own"]
     assert view.append(ns, [entry("new", "r3", 0.0)]) is None and view.clear(ns) == 0
@@ -216,3 +220,19 @@ async def test_reruns_reuse_an_identical_first_call_and_report_the_saving() -> N
     cite = report.suspect("cite")
     assert cite is not None and cite.verdict == "confirmed"
     assert (report.reruns, report.model_calls, report.model_calls_saved) == (6, 10, 2)
+
+
+async def test_a_rerun_does_not_see_what_another_agent_stored_after_the_recorded_run() -> None:
+    store = InMemoryMemoryStore()
+
+    def respond(req: LLMRequest) -> str:
+        return "seen before" if "lucky number" in req.system_prompt else "new to me"
+
+    def build() -> Any:
+        return Agent.create(provider=mock(respond=respond), model="m").memory(define_memory(id="mem", store=store))
+
+    identity = {"tenant": "t", "principal": "p", "conversation_id": "c"}
+    recorded = build().build()
+    assert (await recorded.run("hello", identity=identity)).answer == "new to me"
+    assert (await build().build().run("My lucky number is 7.", identity=identity)).answer == "new to me"
+    assert await rerun_answer(recorded, 0) == "new to me"

@@ -88,8 +88,8 @@ class ReplayingProvider:
 
 
 class RecordedMemoryView:
-    """A memory store as it stood for the recorded run: that run's own writes and later ones are hidden, nothing
-    is written, and ablated entry ids are left out of what a recall returns."""
+    """A memory store as it stood for the recorded run: that run's own writes and any made after them (or after
+    ``cutoff``) are hidden, nothing is written, and ablated entry ids are left out of what a recall returns."""
 
     def __init__(self, inner: Any, run_id: str | None, cutoff: float, hidden: frozenset[str]) -> None:
         self._inner = inner
@@ -101,11 +101,10 @@ class RecordedMemoryView:
         return None
 
     def load(self, namespace: MemoryNamespace, *, last: int | None = None) -> list[MemoryEntry]:
-        visible = [
-            e
-            for e in self._inner.load(namespace)
-            if (self._run_id is None or e.run_id != self._run_id) and e.created_at <= self._cutoff
-        ]
+        stored = self._inner.load(namespace)
+        own = [e.created_at for e in stored if self._run_id is not None and e.run_id == self._run_id]
+        limit = min([self._cutoff, *own])  # the recorded run stored its turn as it ended: later entries came after
+        visible = [e for e in stored if (self._run_id is None or e.run_id != self._run_id) and e.created_at <= limit]
         if last is not None:
             visible = visible[-last:] if last > 0 else []
         return [e for e in visible if e.id not in self._hidden]

@@ -15,9 +15,11 @@ from agentfootprint.explain.backtrack import backtrack
 
 if TYPE_CHECKING:
     from agentfootprint.agent import Agent
+from agentfootprint.explain._replay import ReplayCache, RerunWorld, rerun_agent
 from agentfootprint.explain.localize import (
     OutcomeChanged,
     _default_outcome_changed,
+    _recorded_run_id,
     _rerun_kwargs,
     _verdict,
     rerun_answer,
@@ -197,7 +199,8 @@ async def confirm_by_restoration(
     inj = next(i for i in agent.config.injections if i.id == target.id)
     forced = replace(inj, trigger=Trigger(kind="always"))
     config = replace(agent.config, injections=tuple(forced if i.id == inj.id else i for i in agent.config.injections))
-    restored = Agent(config)
+    world = RerunWorld(ReplayCache(), _recorded_run_id(agent))  # memory as recorded, written to by no rerun
+    restored = rerun_agent(Agent(config), (), world)
     bt = backtrack(agent)
     original = bt.answer or ""
     changed = outcome_changed or _default_outcome_changed
@@ -214,7 +217,7 @@ async def confirm_by_restoration(
 
     results = await asyncio.gather(
         *(safe(rerun_restored(seed)) for seed in range(samples)),
-        *(safe(rerun_answer(agent, seed)) for seed in range(samples)),
+        *(safe(rerun_answer(agent, seed, (), world)) for seed in range(samples)),
     )
     answers, baseline = results[:samples], results[samples:]
     flips = sum(1 for a in answers if a is not None and changed(original, a))
