@@ -782,3 +782,15 @@ def test_a_superseded_turn_is_closed_under_its_run(tp: TracerProvider, exporter:
     agent.emit(TURN_START, {"agent": "again"}, stage="start#9", ts=2.0)
     old = _spans(exporter)["invoke_agent agent"]
     assert _a(old)[o.AF_RUNTIME_STAGE_ID] == "seed#0" and _a(old)[o.ERROR_TYPE] == "superseded"
+
+
+def test_a_superseded_turn_without_a_run_id_is_closed_under_the_empty_id(
+    tp: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    commit = SimpleNamespace(runtime_stage_id="seed#0")
+    agent = Observed(config=_config(), snapshot=SimpleNamespace(run_id="", commit_log=[commit]))
+    instrument(agent, tp)
+    agent.emit(TURN_START, {}, run=None, ts=1.0)
+    agent.emit(TURN_START, {"agent": "again"}, run=None, ts=2.0)
+    old = _spans(exporter)["invoke_agent agent"]
+    assert _a(old)[o.AF_RUNTIME_STAGE_ID] == "seed#0" and _a(old)[o.ERROR_TYPE] == "superseded"
