@@ -52,7 +52,7 @@ def test_a_typed_ask_is_a_pausing_tool_with_its_answer_schema() -> None:
         {"type": "integer"},
     )
     assert made.description == (
-        "Ask the human user a question whose answer is a integer value, and wait for it. Use it when you need "
+        "Ask the human user a question whose answer is an integer value, and wait for it. Use it when you need "
         "information only the user can give."
     )
     assert made.input_schema == question_schema()
@@ -69,6 +69,12 @@ def test_a_structured_answer_and_a_custom_name_and_description() -> None:
         "Ask the human user a question whose answer is a structured value,"
     )
     assert ask_human_typed(str, max_reasks=20).max_reasks == 20
+    assert ask_human_typed(bool).description.startswith(
+        "Ask the human user a question whose answer is a boolean value,"
+    )
+    assert ask_human_typed({"type": "object"}).description.startswith(
+        "Ask the human user a question whose answer is an object value,"
+    )
 
 
 @pytest.mark.parametrize("max_reasks", [-1, 21, True, 2.0, "2"])

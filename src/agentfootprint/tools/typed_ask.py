@@ -48,11 +48,12 @@ def ask_human_typed(
         raise InvalidToolDefinitionError(f"tool {name[:64]}: max_reasks must be an int in 0..20")
     schema = answer_schema_of(answer)
     kind = schema.get("type") if isinstance(schema.get("type"), str) else "structured"
+    article = "an" if kind[:1] in ("a", "e", "i", "o", "u") else "a"
     made = define_tool(
         name=name,
         description=description
-        or f"Ask the human user a question whose answer is a {kind} value, and wait for it. Use it when you need "
-        "information only the user can give.",
+        or f"Ask the human user a question whose answer is {article} {kind} value, and wait for it. "
+        "Use it when you need information only the user can give.",
         input_schema=question_schema(),
         execute=_never_runs,
     )
