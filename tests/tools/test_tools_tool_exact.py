@@ -123,3 +123,76 @@ def test_a_deeper_indented_line_continues_the_parameter_above() -> None:
     assert props["query"]["description"] == "The search text. Example: red shoes"
     assert props["limit"]["description"] == "How many results."
     assert set(props) == {"query", "limit"}
+
+
+async def test_an_async_tool_hands_its_context_through_and_stays_a_coroutine_function() -> None:
+    import inspect
+
+    @tool
+    async def whoami(ctx: ToolContext) -> str:
+        """Who calls."""
+        return ctx.run_id
+
+    @tool
+    def plain(x: int) -> int:
+        """Plain."""
+        return x
+
+    assert inspect.iscoroutinefunction(whoami.execute) and not inspect.iscoroutinefunction(plain.execute)
+    assert await whoami.execute({}, ToolContext(run_id="r-7")) == "r-7"
+
+
+def test_the_decorator_refuses_bad_hooks_naming_the_tool() -> None:
+    from agentfootprint.tools import InvalidToolDefinitionError
+
+    def f(x: int) -> int:
+        """F."""
+        return x
+
+    with pytest.raises(InvalidToolDefinitionError) as info:
+        tool(check_in="yes")(f)  # type: ignore[arg-type]
+    assert str(info.value) == "tool f: check_in must be a bool or a callable(args) -> bool"
+    with pytest.raises(InvalidToolDefinitionError) as info:
+        tool(permission="allow")(f)  # type: ignore[arg-type]
+    assert str(info.value) == "tool f: permission must be a callable(name, args, ctx)"
+
+
+def test_a_callable_without_a_name_needs_one() -> None:
+    from agentfootprint.tools import InvalidToolDefinitionError
+
+    class Nameless:
+        def __call__(self, x: int) -> int:
+            return x
+
+    with pytest.raises(InvalidToolDefinitionError) as info:
+        tool(Nameless())
+    assert str(info.value).startswith("invalid tool name '': use 1-64 characters")
+
+
+def test_a_decorated_schema_is_exact() -> None:
+    @tool
+    def book(room: str, nights: int = 1) -> str:
+        """Book a room."""
+        return room
+
+    assert book.input_schema == {
+        "additionalProperties": False,
+        "properties": {"room": {"type": "string"}, "nights": {"default": 1, "type": "integer"}},
+        "required": ["room"],
+        "type": "object",
+    }
+    assert book.description == "Book a room."
+
+
+def test_docstring_summaries() -> None:
+    def summary_of(doc: str | None) -> str:
+        def f(x: int) -> int:
+            return x
+
+        f.__doc__ = doc
+        return tool(f).description
+
+    assert summary_of(None) == ""
+    assert summary_of("   ") == ""
+    assert summary_of("  One line\n  wrapped.\n\n  Second paragraph.") == "One line wrapped."
+    assert summary_of("Args:\n    x: a number.") == ""

@@ -337,3 +337,18 @@ def test_a_schema_nested_too_deeply_is_refused_by_name() -> None:
         "a shallower value",
         "schema nesting is too deep to validate",
     )
+
+
+def test_any_of_stops_at_the_first_branch_that_fits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Later anyOf branches are not tried once one fits, so they spend none of the step budget."""
+    from agentfootprint.tools import validation as validation_module
+
+    heavy = {"allOf": [{"minimum": 0}] * 20}
+    schema = {
+        "type": "object",
+        "properties": {"a": {"anyOf": [{"type": "integer"}, heavy]}, "b": {"type": "string"}},
+    }
+    monkeypatch.setattr(validation_module, "_MAX_STEPS", 12)
+    assert [(i.path, i.problem) for i in validate_json(schema, {"a": 1, "b": 5})] == [
+        ("b", "expected string, got integer")
+    ]

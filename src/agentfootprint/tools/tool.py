@@ -168,8 +168,7 @@ def _is_context_annotation(annotation: object) -> bool:
 def _doc_parts(fn: Callable[..., Any]) -> tuple[str, dict[str, str]]:
     """First paragraph of the docstring, and Google-style ``Args:`` descriptions."""
     doc = inspect.getdoc(fn) or ""
-    paragraphs = re.split(r"\n\s*\n", doc.strip()) if doc.strip() else []
-    summary = " ".join(paragraphs[0].split()) if paragraphs else ""
+    summary = " ".join(re.split(r"\n\s*\n", doc.strip())[0].split())
     if summary.lower().startswith(_ARG_HEADERS):
         summary = ""
     params: dict[str, str] = {}
