@@ -47,7 +47,8 @@ def ask_human_typed(
     if isinstance(max_reasks, bool) or not isinstance(max_reasks, int) or not 0 <= max_reasks <= 20:
         raise InvalidToolDefinitionError(f"tool {name[:64]}: max_reasks must be an int in 0..20")
     schema = answer_schema_of(answer)
-    kind = schema.get("type") if isinstance(schema.get("type"), str) else "structured"
+    declared = schema.get("type")
+    kind = declared if isinstance(declared, str) else "structured"
     article = "an" if kind[:1] in ("a", "e", "i", "o", "u") else "a"
     made = define_tool(
         name=name,
