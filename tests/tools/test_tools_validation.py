@@ -352,3 +352,17 @@ def test_any_of_stops_at_the_first_branch_that_fits(monkeypatch: pytest.MonkeyPa
     assert [(i.path, i.problem) for i in validate_json(schema, {"a": 1, "b": 5})] == [
         ("b", "expected string, got integer")
     ]
+
+
+def test_arguments_that_are_not_an_object_are_one_issue() -> None:
+    issues = validate_tool_args({"type": "object"}, ["a"])
+    assert [(i.path, i.expected, i.problem) for i in issues] == [("", "object", "expected object, got array")]
+
+
+def test_a_required_property_the_schema_does_not_describe_expects_any_value() -> None:
+    issue = only({"type": "object", "required": ["x"]}, {})
+    assert (issue.path, issue.expected, issue.problem) == (
+        "x",
+        "any value",
+        "required property is missing (expected any value)",
+    )

@@ -451,9 +451,6 @@ class _Validator:
         for key, item in value.items():
             if self.full:
                 return
-            if not isinstance(key, str):
-                self.add(path, "object with string keys", f"object has a non-string key ({json_type_name(key)})")
-                continue
             sub_path = (*path, key)
             if names is not None and self.probe(names, key, sub_path):
                 self.add(sub_path, describe_schema(names, self.root), "property name is not allowed")
