@@ -72,9 +72,10 @@ def test_a_structured_answer_and_a_custom_name_and_description() -> None:
     assert ask_human_typed(bool).description.startswith(
         "Ask the human user a question whose answer is a boolean value,"
     )
-    assert ask_human_typed({"type": "object"}).description.startswith(
-        "Ask the human user a question whose answer is an object value,"
-    )
+    for kind, article in [("object", "an"), ("array", "an"), ("number", "a"), ("null", "a"), ("string", "a")]:
+        assert ask_human_typed({"type": kind}).description.startswith(
+            f"Ask the human user a question whose answer is {article} {kind} value,"
+        )
 
 
 @pytest.mark.parametrize("max_reasks", [-1, 21, True, 2.0, "2"])

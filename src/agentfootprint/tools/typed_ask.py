@@ -49,7 +49,7 @@ def ask_human_typed(
     schema = answer_schema_of(answer)
     declared = schema.get("type")
     kind = declared if isinstance(declared, str) else "structured"
-    article = "an" if kind[:1] in ("a", "e", "i", "o", "u") else "a"
+    article = "an" if kind in ("array", "integer", "object") else "a"  # the JSON Schema types read with "an"
     made = define_tool(
         name=name,
         description=description
