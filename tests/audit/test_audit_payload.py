@@ -286,3 +286,29 @@ def test_the_modes_and_identity_fields_are_pinned() -> None:
     assert PAYLOAD_MODES == ("bounded", "verbatim")
     assert {"tool_name", "model", "iteration", "status", "id", "latency_ms"} <= IDENTITY_FIELDS
     assert not {"content", "arguments", "message", "answer", "value"} & IDENTITY_FIELDS
+
+
+_KEYS = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=8)
+_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(min_size=1, max_size=20).map(lambda t: "VAL-" + t),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_KEYS, inner, max_size=4),
+    max_leaves=12,
+)
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    return []
+
+
+@given(st.dictionaries(_KEYS.filter(lambda k: k not in IDENTITY_FIELDS), _VALUES, max_size=5))
+def test_bounded_payloads_never_carry_a_value(payload: dict[str, Any]) -> None:
+    for out in (state_payload(payload, "bounded"), event_payload(payload, "bounded")):
+        text = repr(out)
+        assert not [s for s in _strings(payload) if s in text]
+        assert set(out) == {k[:64] for k in payload}
