@@ -366,3 +366,33 @@ def test_a_required_property_the_schema_does_not_describe_expects_any_value() ->
         "any value",
         "required property is missing (expected any value)",
     )
+
+
+def test_schema_nesting_is_validated_up_to_200_levels() -> None:
+    def chain(levels: int) -> dict[str, Any]:
+        schema: dict[str, Any] = {"type": "object"}
+        for _ in range(levels - 1):
+            schema = {"allOf": [schema]}
+        return schema
+
+    assert validate_json(chain(200), {}) == []
+    assert validate_json(chain(200), 1)[0].problem == "expected object, got integer"
+    assert [i.problem for i in validate_json(chain(201), {})] == ["schema nesting is too deep to validate"]
+
+
+def test_at_most_max_issues_are_reported() -> None:
+    schema = {"type": "object", "properties": {k: {"type": "string"} for k in "abc"}}
+    value = {"a": 1, "b": 2, "c": 3}
+    assert [i.path for i in validate_json(schema, value, max_issues=2)] == ["a", "b"]
+    assert [i.path for i in validate_json(schema, value, max_issues=3)] == ["a", "b", "c"]
+    assert [i.path for i in validate_json(schema, value, max_issues=0)] == ["a"]
+
+
+def test_a_property_name_schema_resolves_references_against_the_whole_schema() -> None:
+    schema = {
+        "type": "object",
+        "$defs": {"short": {"type": "string", "maxLength": 2}},
+        "propertyNames": {"$ref": "#/$defs/short"},
+    }
+    issue = only(schema, {"abc": 1})
+    assert (issue.path, issue.expected, issue.problem) == ("abc", "string", "property name is not allowed")
