@@ -196,6 +196,12 @@ class AgentRun:
         run.scope = scope
         return run
 
+    def release(self) -> None:
+        """The leg is over: drop the links back to its last stage and services, so its record is freed as soon as
+        nothing holds it (no reference cycle left for the garbage collector to find)."""
+        self.scope = None
+        self.tool_services = {}
+
     # -- events -----------------------------------------------------------------------------------------------
     def emit(
         self, event_type: str, payload: Any, *, runtime_stage_id: str | None = None, iteration: int | None = None

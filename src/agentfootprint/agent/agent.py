@@ -142,7 +142,8 @@ class Agent:
         self._pending: dict[str, Any] | None = None
         self._abandoned: list[dict[str, Any]] = []
         self._last_flow: FlowResult | None = None
-        self._last_raw: dict[str, Any] | None = None
+        self._raw: dict[str, Any] | Callable[[], dict[str, Any]] | None = None
+        """The last leg's final state with real values, or the one call that copies it out when first read."""
         self._last_snapshot: FlowSnapshot | None = None
         self._last_conversation: dict[str, Any] | None = None
         self._last_identity: Identity | None = None
@@ -284,6 +285,12 @@ class Agent:
         if unknown:
             raise UnknownSourceError.for_ids(unknown, known)
         return Agent(self.config.without(set(source_ids)))
+
+    @property
+    def _last_raw(self) -> dict[str, Any] | None:
+        """The last leg's final state with real values (for the runtime, never to serve)."""
+        raw = self._raw
+        return raw() if callable(raw) else raw
 
     def _landed_parts(self) -> dict[str, str]:
         """Chunk ids (``rag``) and memory entry ids (``memory``) the last run landed: ablatable one at a time, even
@@ -626,6 +633,7 @@ class Agent:
             return await self._finish(run, flow)
         finally:
             self._live = None
+            run.release()
             if self._observers is not None and self.config.observer_delivery == "deferred":
                 self._observers.flush_later()
             else:
@@ -646,7 +654,7 @@ class Agent:
         snapshot = getattr(exc, "snapshot", None)
         if isinstance(snapshot, FlowSnapshot):
             self._last_snapshot = snapshot
-            self._last_raw = raw
+            self._raw = raw
         if isinstance(exc, ValidationError):  # never let pydantic's text (it quotes values) out of a door
             exc = RunDataError.from_validation(exc)
         run.emit(ev.ERROR_RUN, lambda: {"error_type": type(exc).__name__, "code": getattr(exc, "code", None)})
@@ -676,14 +684,14 @@ class Agent:
             window_measure=_measure(raw),
             agent=stamp(self.config),
             seal=None,
-        ).to_json()
-        return seal(json.loads(json.dumps(conversation)), self.config.checkpoint_key)
+        ).to_json()  # freshly built plain JSON (str keys, finite floats): nothing shared, nothing to round-trip
+        return seal(conversation, self.config.checkpoint_key)
 
     async def _finish(self, run: AgentRun, flow: FlowResult) -> RunResult:
         self._answered_ask = dict(run.answered_ask) if run.answered_ask is not None else None
-        raw = flow.raw_state()
+        raw = flow.committed_state()  # read in place: what leaves here is scalars, models or fresh JSON
         self._last_flow = flow
-        self._last_raw = raw
+        self._raw = flow.raw_state  # the caller's copy is made only when an accessor first reads it
         self._last_snapshot = flow.snapshot
         run.final_state = flow.state
         outcome = RunOutcome(

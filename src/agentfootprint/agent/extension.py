@@ -177,6 +177,15 @@ class RunContext:
             raise ExtensionError(f"extension '{self._ext.name}' cannot write '{key[:80]}': the agent owns that key")
         self._turn.scope[key] = value
 
+    def record_append(self, key: str, *items: Any) -> None:
+        """Grow the recorded list ``key`` by ``items``: records exactly what ``record(key, [*recorded(key, ()),
+        *items])`` records, at the cost of the new items only (a long run does not re-write its whole list)."""
+        from agentfootprint.agent.turn import TURN_KEYS
+
+        base = self.recorded(key, ())
+        if self._turn is None or key in TURN_KEYS or not self._turn.scope._grow_committed(key, items):
+            self.record(key, [*base, *items])
+
     def recorded(self, key: str, default: Any = None) -> Any:
         """Read recorded state (a tracked read inside a stage; the final served state after the run)."""
         if self._turn is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from operator import is_
 from typing import Any
 
 from agentfootprint.agent import CallModel, Extension, RunContext
@@ -17,12 +18,16 @@ from agentfootprint.providers import LLMRequest, LLMResponse
 __all__ = ["RECEIPTS_KEY", "Receipts", "digest"]
 
 RECEIPTS_KEY = "model_receipts"
+_START = hashlib.sha256(b"messages").hexdigest()
+
+
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+"""The encoder ``json.dumps`` builds for those options on every call, built once."""
 
 
 def digest(value: Any) -> str:
     """SHA-256 of ``value``'s canonical JSON (sorted keys, no spaces)."""
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()
+    return hashlib.sha256(_CANONICAL.encode(value).encode()).hexdigest()
 
 
 def _model_digest(model: Any, **dump: Any) -> str | None:
@@ -39,18 +44,20 @@ class Receipts(Extension):
     name = "receipts"
 
     def _messages_digest(self, ctx: RunContext, request: LLMRequest) -> str:
-        ids: list[int] = ctx.state.setdefault("chain_ids", [])  # the messages already chained, by identity
+        chained: list[Any] = ctx.state.setdefault("chain_messages", [])  # the messages already chained (kept alive)
         digests: list[str] = ctx.state.setdefault("chain", [])  # the running digest after each of them
         messages = request.messages
-        now = [id(m) for m in messages]
-        keep = len(ids)
-        if now[:keep] != ids:  # not an extension of the chained messages: find where they part
-            keep = next((i for i, (a, b) in enumerate(zip(now, ids, strict=False)) if a != b), min(len(now), keep))
-            del ids[keep:], digests[keep:]
-        running = digests[-1] if digests else hashlib.sha256(b"messages").hexdigest()
+        keep = len(chained)
+        if len(messages) < keep or not all(map(is_, messages, chained)):  # not an extension: find where they part
+            keep = next(
+                (i for i, (a, b) in enumerate(zip(messages, chained, strict=False)) if a is not b),
+                min(len(messages), keep),
+            )
+            del chained[keep:], digests[keep:]
+        running = digests[-1] if digests else _START
         for i in range(keep, len(messages)):
             running = hashlib.sha256((running + str(_model_digest(messages[i]))).encode()).hexdigest()
-            ids.append(now[i])
+            chained.append(messages[i])
             digests.append(running)
         return running
 
@@ -73,5 +80,5 @@ class Receipts(Extension):
             "message_count": len(request.messages),
             "tools": [t.name for t in request.tools],
         }
-        ctx.record(RECEIPTS_KEY, [*ctx.recorded(RECEIPTS_KEY, ()), receipt])
+        ctx.record_append(RECEIPTS_KEY, receipt)
         return response

@@ -59,17 +59,27 @@ def extend_in_place(target: list[Any], items: Iterable[Any]) -> None:
     _extend(target, items)
 
 
+_ATOMIC = frozenset({str, int, float, bool, type(None)})
+"""Types kept as they are by ``freeze`` and ``thaw``: checked inline, so a leaf costs no call."""
+_TOO_DEEP = "value is nested more than 200 levels deep"
+
+
 def freeze(value: Any, _depth: int = 0) -> Any:
     """Deep-copy dicts and lists into read-only twins; other values are kept as they are."""
     if _depth > 200:
-        raise ValueError("value is nested more than 200 levels deep")
-    t = type(value)
-    if t is str or t is int or t is float or t is bool or value is None:
+        raise ValueError(_TOO_DEEP)
+    if type(value) in _ATOMIC:
         return value
     if isinstance(value, dict):
-        return FrozenDict({k: freeze(v, _depth + 1) for k, v in value.items()})
+        depth = _depth + 1
+        if depth > 200 and value:  # each item would be refused one level down
+            raise ValueError(_TOO_DEEP)
+        return FrozenDict({k: v if type(v) in _ATOMIC else freeze(v, depth) for k, v in value.items()})
     if isinstance(value, list | tuple) and not hasattr(value, "_fields"):
-        return FrozenList(freeze(v, _depth + 1) for v in value)
+        depth = _depth + 1
+        if depth > 200 and value:
+            raise ValueError(_TOO_DEEP)
+        return FrozenList([v if type(v) in _ATOMIC else freeze(v, depth) for v in value])
     return value
 
 
@@ -83,9 +93,9 @@ def freeze_over(value: list[Any], committed: list[Any]) -> FrozenList:
 def thaw(value: Any) -> Any:
     """Plain mutable deep copy of a (possibly frozen) value: dicts and lists become new dicts and lists."""
     if isinstance(value, dict):
-        return {k: thaw(v) for k, v in value.items()}
+        return {k: v if type(v) in _ATOMIC else thaw(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [thaw(v) for v in value]
+        return [v if type(v) in _ATOMIC else thaw(v) for v in value]
     return value
 
 

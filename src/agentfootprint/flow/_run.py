@@ -60,7 +60,7 @@ async def _execute(rs: RunState, start: str, resume: list[CheckpointFrame]) -> F
             snapshot=snap,
             recorder_failures=rs.failures,
         )
-        paused_result._raw_state = thaw(rs.namespaces[""].state)
+        paused_result._committed = rs.namespaces[""].state
         return paused_result
     except BaseException as exc:
         if not isinstance(exc, asyncio.CancelledError | KeyboardInterrupt | SystemExit):
@@ -84,7 +84,7 @@ async def _execute(rs: RunState, start: str, resume: list[CheckpointFrame]) -> F
         break_reason=brk,
         recorder_failures=rs.failures,
     )
-    result._raw_state = thaw(rs.namespaces[""].state)
+    result._committed = rs.namespaces[""].state
     return result
 
 

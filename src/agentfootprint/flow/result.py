@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from agentfootprint.flow._frozen import thaw
 from agentfootprint.flow.narrative import NarrativeEntry, render_narrative
 from agentfootprint.flow.recorder import RecorderFailure
 from agentfootprint.flow.snapshot import FlowSnapshot
@@ -27,10 +29,17 @@ class FlowResult(BaseModel):
     recorder_failures: list[RecorderFailure] = Field(default_factory=list)
     _narrative: list[NarrativeEntry] | None = PrivateAttr(default=None)
     _raw_state: dict[str, Any] | None = PrivateAttr(default=None)
+    _committed: dict[str, Any] | None = PrivateAttr(default=None)
 
     def raw_state(self) -> dict[str, Any]:
         """Final state with REAL values even under a redaction policy: for the runtime, never to serve."""
+        if self._raw_state is None and self._committed is not None:
+            self._raw_state = thaw(self._committed)  # copied on first use: the run is over, its state is final
         return self._raw_state if self._raw_state is not None else self.state
+
+    def committed_state(self) -> Mapping[str, Any]:
+        """The final root state as committed (REAL values, read-only, nothing copied): for the runtime to read."""
+        return self._committed if self._committed is not None else self.raw_state()
 
     @property
     def commit_log(self) -> list[Any]:

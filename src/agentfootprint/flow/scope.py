@@ -15,7 +15,6 @@ from agentfootprint.flow._frozen import (
     list_tail_if_extended,
 )
 from agentfootprint.flow._namespace import MISSING, Namespace
-from agentfootprint.flow._trusted import trusted
 from agentfootprint.flow.commit import Write
 from agentfootprint.flow.errors import InvalidStateKeyError
 from agentfootprint.flow.recording import DEFAULT_DIALS
@@ -25,7 +24,7 @@ if TYPE_CHECKING:
     from agentfootprint.flow.snapshot import FlowSnapshot
 
 MAX_KEY_LENGTH = 512
-_write = trusted(Write)
+_write = Write  # three plain fields: pydantic's own validation builds it cheaper than a trusted constructor
 
 
 def check_key(key: Any) -> str:
@@ -177,6 +176,20 @@ class Scope:
             else:
                 raise TypeError(f"cannot append to state key '{key[:100]}': it holds a non-list value")
         self._notify(key, "append", frozen)
+
+    def _grow_committed(self, key: str, items: tuple[Any, ...]) -> bool:
+        """Stage ``self[key] = [*committed, *items]`` at the cost of ``items`` alone, when nothing can tell the two
+        apart: the key holds a committed list not yet written in this stage, ``items`` is not empty and no recorder
+        watches writes. Returns False (nothing staged) otherwise."""
+        frame = self._frame
+        if not items or key in self._staged or (frame is not None and frame.run.dispatch.on_write):
+            return False
+        if type(self._ns.state.get(key)) is not FrozenList:
+            return False
+        self._staged[key] = ("append", [freeze(i, 1) for i in items])  # commits as the same append delta
+        if self._provenance is not None:
+            self._provenance[key] = list(self._reads)
+        return True
 
     def merge(self, key: str, fields: dict[str, Any]) -> None:
         """Shallow-merge ``fields`` into a dict value; recorded as a ``merge`` delta of the changed fields."""

@@ -20,6 +20,8 @@ RespondFn: TypeAlias = Callable[[LLMRequest], Reply | Awaitable[Reply]]
 _REPLY_KEYS = ("content", "tool_calls", "usage", "finish_reason")
 _CALL_KEYS = ("id", "name", "args")
 _WORD_CHUNK = re.compile(r"\s*\S+|\s+$")
+_ARGS_TEXT = json.JSONEncoder(sort_keys=True, default=str)
+"""Tool arguments as ``json.dumps(args, sort_keys=True, default=str)`` writes them (the encoder built once)."""
 
 
 def _words(text: str) -> int:
@@ -103,7 +105,7 @@ def coerce_reply(value: object, where: str) -> LLMResponse:
 def _message_words(message: Message) -> int:
     words = _words(message.content)
     for call in message.tool_calls:
-        words += 1 + _words(json.dumps(call.args, sort_keys=True, default=str))
+        words += 1 + _words(_ARGS_TEXT.encode(call.args))
     return words
 
 
@@ -142,7 +144,7 @@ def estimate_usage(request: LLMRequest, response: LLMResponse, tally: _WordTally
     )
     words_out = _words(response.content)
     for call in response.tool_calls:
-        words_out += 1 + _words(json.dumps(call.args, sort_keys=True, default=str))
+        words_out += 1 + _words(_ARGS_TEXT.encode(call.args))
     return Usage(input_tokens=words_in, output_tokens=words_out)
 
 
