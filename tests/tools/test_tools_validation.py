@@ -396,3 +396,10 @@ def test_a_property_name_schema_resolves_references_against_the_whole_schema() -
     }
     issue = only(schema, {"abc": 1})
     assert (issue.path, issue.expected, issue.problem) == ("abc", "string", "property name is not allowed")
+
+
+def test_the_issue_cap_holds_within_one_schema_keyword() -> None:
+    schema = {"type": "object", "required": ["a", "b", "c"]}
+    assert [i.path for i in validate_json(schema, {}, max_issues=2)] == ["a", "b"]
+    text = {"type": "string", "minLength": 5, "pattern": "^x"}
+    assert [i.problem for i in validate_json(text, "ab", max_issues=1)] == ["string is shorter than 5 characters"]
