@@ -69,3 +69,94 @@ async def test_external_cancellation_propagates() -> None:
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+
+
+def test_cancel_reason_defaults_keeps_the_first_and_is_cut_at_500() -> None:
+    token = CancelToken()
+    assert (token.cancelled, token.reason) == (False, None)
+    token.cancel()
+    assert (token.cancelled, token.reason) == (True, "cancelled")
+    token.cancel("later")
+    assert token.reason == "cancelled"
+    long = CancelToken()
+    long.cancel("r" * 600)
+    assert long.reason == "r" * 500
+
+
+async def test_cancel_from_another_task_interrupts_the_await_at_once() -> None:
+    token = CancelToken()
+
+    async def slow(s: Any) -> None:
+        await asyncio.sleep(30)
+
+    task = asyncio.ensure_future(flow_chart("Slow", slow, id="slow").build().run(cancel=token))
+    await asyncio.sleep(0.01)
+    token.cancel("stop")
+    done, _ = await asyncio.wait({task}, timeout=5)  # never cancels the task itself
+    assert done == {task}
+    err = task.exception()
+    assert isinstance(err, FlowCancelledError)
+    assert (str(err), err.stage_id, err.reason) == ("run cancelled at stage 'slow#0': stop", "slow#0", "cancelled")
+
+
+async def test_cancel_from_another_thread_interrupts_the_await() -> None:
+    token = CancelToken()
+
+    async def slow(s: Any) -> None:
+        await asyncio.sleep(30)
+
+    task = asyncio.ensure_future(flow_chart("Slow", slow, id="slow").build().run(cancel=token))
+    await asyncio.sleep(0.01)
+    await asyncio.to_thread(token.cancel, "from a thread")
+    done, _ = await asyncio.wait({task}, timeout=5)
+    assert done == {task}
+    err = task.exception()
+    assert isinstance(err, FlowCancelledError) and str(err) == "run cancelled at stage 'slow#0': from a thread"
+
+
+async def test_a_stage_cancelling_its_own_run_finishes_then_stops_at_the_boundary() -> None:
+    token = CancelToken()
+
+    async def first(s: Any) -> None:
+        token.cancel("enough")
+        await asyncio.sleep(0)  # not interrupted: the run calling cancel() stops at its next boundary
+        await asyncio.sleep(0)
+        s["a"] = 1
+
+    chart = flow_chart("A", first, id="a").then("B", lambda s: s.set("b", 1), id="b").build()
+    with pytest.raises(FlowCancelledError) as ei:
+        await chart.run(cancel=token)
+    assert (str(ei.value), ei.value.stage_id) == ("run cancelled before stage 'b': enough", "b")
+    log = ei.value.snapshot.commit_log  # type: ignore[attr-defined]
+    assert [(c.runtime_stage_id, c.applied) for c in log] == [("a#0", True)]
+
+
+async def test_a_token_cancelled_after_the_run_leaves_its_caller_alone() -> None:
+    token = CancelToken()
+    r = await flow_chart("A", lambda s: s.set("a", 1), id="a").build().run(cancel=token)
+    assert r.state == {"a": 1} and token._tasks == []
+    await asyncio.ensure_future(asyncio.to_thread(token.cancel, "late"))
+    token.cancel("late")
+    for _ in range(3):
+        await asyncio.sleep(0)  # a cancel scheduled on this task would raise here
+    assert token.reason == "late"
+
+
+async def test_a_cancel_scheduled_while_the_run_ends_leaves_its_caller_alone() -> None:
+    token = CancelToken()
+    gate: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+    async def wait(s: Any) -> None:
+        s["v"] = await gate
+
+    async def release() -> None:
+        await asyncio.sleep(0.01)
+        gate.set_result(1)  # the run resumes first ...
+        token.cancel("too late")  # ... and has ended and unregistered when this cancel is handled
+
+    helper = asyncio.ensure_future(release())
+    r = await flow_chart("Wait", wait, id="wait").build().run(cancel=token)
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert r.state == {"v": 1} and token.reason == "too late"
+    await helper

@@ -220,3 +220,21 @@ async def test_a_recording_whose_reads_point_at_itself_or_later_gets_no_such_edg
     forged = FlowSnapshot.model_validate(data)
     sl = causal_chain(forged, "b#1")
     assert [(e.parent_idx, e.key) for e in sl.nodes[0].edges] == [(0, "a")]
+
+
+async def test_text_label_for_a_control_edge_alone() -> None:
+    chart = (
+        flow_chart("Start", lambda s: s.set("n", 2), id="start")
+        .decider("Route", lambda s: decide(s, [{"when": {"n": {"gt": 1}}, "then": "big"}], "small"), id="route")
+        .branch("big", "Big", lambda s: s.set("out", 1))
+        .branch("small", "Small", lambda s: s.set("out", 0))
+        .default("small")
+        .end()
+        .build()
+    )
+    r = await chart.run()
+    assert str(causal_chain(r.snapshot, "big#2")).splitlines() == [
+        "Big (big#2) [wrote: out]",
+        "  Route (route#1) ← chose this branch",
+        "    Start (start#0) ← via n [wrote: n]",
+    ]

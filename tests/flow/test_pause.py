@@ -16,7 +16,10 @@ from agentfootprint.flow import (
     PauseNotAllowedError,
     flow_chart,
     pause,
+    resume_answer,
 )
+from agentfootprint.flow._frame import Paused
+from agentfootprint.flow.pause import PauseSignal
 
 
 def approval_chart() -> FlowChart:
@@ -208,3 +211,55 @@ async def test_two_parallel_branches_pausing_at_once_share_one_checkpoint() -> N
     r = await chart.run()
     assert r.paused and r.pause_data == {"kind": "parallel", "pending": {"a": "q", "b": "q"}}
     assert sorted((r.checkpoint or {})["frames"][0]["pending"]) == ["a", "b"]
+
+
+async def test_refusal_texts_say_where_pause_cannot_run() -> None:
+    with pytest.raises(PauseNotAllowedError) as outside:
+        pause("x")
+    assert str(outside.value) == "pause() must be called inside a running stage"
+    chart = flow_chart("S", lambda s: None, id="s").parallel([("a", "A", lambda s: pause("x"))]).build()
+    with pytest.raises(ParallelBranchError) as ei:
+        await chart.run()
+    assert str(ei.value.errors["a"]) == "pause() is not supported inside parallel branch 'a'"
+
+
+async def test_resume_answer_is_seen_once_then_a_second_pause_asks_again() -> None:
+    seen: list[Any] = []
+
+    def ask(s: Any) -> None:
+        seen.append(resume_answer())
+        s["first"] = pause("first?")
+        seen.append(resume_answer())  # consumed by pause(): this stage is no longer answering
+        s["second"] = pause("second?")
+
+    chart = flow_chart("Ask", ask, id="ask").build()
+    r1 = await chart.run()
+    assert (r1.paused, r1.pause_data, seen) == (True, "first?", [(False, None)])
+    r2 = await chart.resume(r1.checkpoint or {}, "yes")
+    assert (r2.paused, r2.pause_data) == (True, "second?")
+    assert seen == [(False, None), (True, "yes"), (False, None)]
+
+
+async def test_resume_answer_can_be_a_falsy_value() -> None:
+    seen: list[Any] = []
+
+    def ask(s: Any) -> None:
+        seen.append(resume_answer())
+        s["a"] = pause("q")
+
+    chart = flow_chart("Ask", ask, id="ask").build()
+    r1 = await chart.run()
+    r2 = await chart.resume(r1.checkpoint or {}, None)
+    assert r2.state == {"a": None} and seen == [(False, None), (True, None)]
+
+
+def test_resume_answer_outside_a_stage_is_no_answer() -> None:
+    assert resume_answer() == (False, None)
+
+
+def test_pause_signal_and_paused_carry_their_data() -> None:
+    signal = PauseSignal({"q": 1})
+    assert (str(signal), signal.data) == ("flow paused", {"q": 1})
+    assert isinstance(signal, BaseException) and not isinstance(signal, Exception)
+    paused = Paused("d", [], "a#0")
+    assert (str(paused), paused.data, paused.frames, paused.rid) == ("paused", "d", [], "a#0")

@@ -248,3 +248,13 @@ async def test_key_length_refusal_text() -> None:
     with pytest.raises(InvalidStateKeyError) as info:
         await flow_chart("S", stage, id="s").build().run()
     assert "state key length must be 1..512, got 513" in str(info.value)
+
+
+def test_a_scope_outside_a_run_records_emits_and_calls_no_recorder() -> None:
+    from agentfootprint.flow import Scope
+    from agentfootprint.flow._namespace import Namespace
+
+    s = Scope(Namespace("", {"a": 1}))
+    s.emit("n" * 250, {"p": [1]})
+    assert s._emits == [{"name": "n" * 200, "payload": {"p": [1]}}]
+    assert (s.runtime_stage_id, s.run_id, s["a"]) == (None, None, 1)
