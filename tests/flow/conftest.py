@@ -33,3 +33,30 @@ def loan_chart() -> FlowChart:
 @pytest.fixture
 def loan() -> FlowChart:
     return loan_chart()
+
+
+class Events:
+    """A recorder with every hook: each call as a tuple, frames by runtime id (and visit), commits by runtime id."""
+
+    def __init__(self) -> None:
+        self.log: list[tuple[Any, ...]] = []
+
+    @staticmethod
+    def _norm(arg: Any) -> Any:
+        if hasattr(arg, "runtime_stage_id") and hasattr(arg, "visit"):
+            if hasattr(arg, "in_branch"):
+                return f"{arg.runtime_stage_id}@{arg.namespace or '-'}:{arg.visit}"
+            return f"commit {arg.runtime_stage_id}"
+        if isinstance(arg, BaseException):
+            return f"{type(arg).__name__}: {arg}"
+        return arg
+
+    def __getattr__(self, hook: str) -> Any:
+        if not hook.startswith("on_"):
+            raise AttributeError(hook)
+        return lambda *args: self.log.append((hook, *(self._norm(a) for a in args)))
+
+
+@pytest.fixture
+def events() -> Events:
+    return Events()
