@@ -34,6 +34,7 @@ def checkpoint_json(rs: RunState, paused: Paused) -> dict[str, Any]:
         data = to_jsonable_python(paused.data)
     except PydanticSerializationError:
         raise NotSerializableError(f"pause data of type {type(paused.data).__name__} is not JSON") from None
+    _check_log_json(rs)
     cp = FlowCheckpoint(
         chart_id=rs.chart.id,
         chart_fingerprint=rs.chart.fingerprint,
@@ -51,7 +52,33 @@ def checkpoint_json(rs: RunState, paused: Paused) -> dict[str, Any]:
         pause_data=data,
         paused_runtime_stage_id=paused.rid,
     )
-    return cp.model_dump(mode="json")
+    try:
+        return cp.model_dump(mode="json")
+    except PydanticSerializationError:  # an initial state or args value later overwritten, a read value
+        raise NotSerializableError(
+            "cannot checkpoint: the run's initial state, args or log hold a value that is not JSON"
+        ) from None
+
+
+def _check_log_json(rs: RunState) -> None:
+    """The log keeps a paused stage's writes and emits as evidence (never applied): they must be JSON too."""
+    for c in rs.log:
+        for w in c.writes:
+            try:
+                to_jsonable_python(w.value)
+            except PydanticSerializationError:
+                raise NotSerializableError(
+                    f"cannot checkpoint: stage '{c.runtime_stage_id[:200]}' wrote state key '{w.path[:100]}' "
+                    f"holding {type(w.value).__name__}, not JSON"
+                ) from None
+        for e in c.emits:
+            try:
+                to_jsonable_python(e["payload"])
+            except PydanticSerializationError:
+                raise NotSerializableError(
+                    f"cannot checkpoint: stage '{c.runtime_stage_id[:200]}' emitted '{str(e['name'])[:100]}' "
+                    "with a payload that is not JSON"
+                ) from None
 
 
 def load_checkpoint(chart: FlowChart, checkpoint: Any) -> FlowCheckpoint:
