@@ -160,3 +160,25 @@ async def test_a_cancel_scheduled_while_the_run_ends_leaves_its_caller_alone() -
         await asyncio.sleep(0)
     assert r.state == {"v": 1} and token.reason == "too late"
     await helper
+
+
+async def test_boundary_refusals_name_the_stage_and_the_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+    import types
+
+    token = CancelToken()
+    chart = flow_chart("A", lambda s: token.cancel("halt"), id="a").then("B", lambda s: None, id="b").build()
+    with pytest.raises(FlowCancelledError) as cancelled:
+        await chart.run(cancel=token)
+    assert (cancelled.value.stage_id, cancelled.value.reason) == ("b", "cancelled")
+
+    clock = [time.monotonic()]  # the run's clock: stage A spends a minute of it, no real waiting
+    monkeypatch.setattr("agentfootprint.flow._state.time", types.SimpleNamespace(monotonic=lambda: clock[0]))
+    slow = flow_chart("A", lambda s: clock.__setitem__(0, clock[0] + 60), id="a").then("B", lambda s: None, id="b")
+    with pytest.raises(FlowCancelledError) as timed:
+        await slow.build().run(timeout=30)
+    assert (str(timed.value), timed.value.stage_id, timed.value.reason) == (
+        "run timed out before stage 'b'",
+        "b",
+        "timeout",
+    )
