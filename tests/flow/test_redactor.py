@@ -80,3 +80,65 @@ def test_short_values_are_not_learned_and_long_text_is_cut() -> None:
     assert red._secrets == {"abcd"}
     text = "q" * 1_000_005
     assert red.scrub_text(text) == REDACTED * 1_000_000
+
+
+def _nest(value: object, depth: int, as_dict: bool = False) -> object:
+    for _ in range(depth):
+        value = {"k": value} if as_dict else [value]
+    return value
+
+
+@pytest.mark.parametrize("as_dict", [False, True])
+def test_redact_walks_64_levels_and_marks_what_lies_deeper(as_dict: bool) -> None:
+    red = Redactor(RedactionPolicy.of(keys=["ssn"]))
+    assert red.redact(_nest("v", 64, as_dict)) == _nest("v", 64, as_dict)
+    assert red.redact(_nest("v", 65, as_dict)) == _nest("[TOO DEEP]", 65, as_dict)
+
+
+def test_a_model_is_redacted_as_its_json_dump_counting_its_depth() -> None:
+    class Card(BaseModel):
+        ssn: str
+        digits: tuple[int, int]
+
+    red = Redactor(RedactionPolicy.of(keys=["ssn"]))
+    out = red.redact(Card(ssn="123-45", digits=(1, 2)))
+    assert out == {"ssn": REDACTED, "digits": [1, 2]} and type(out["digits"]) is list
+    card = Card(ssn="x", digits=(3, 4))
+    assert red.redact(_nest(card, 61)) == _nest({"ssn": REDACTED, "digits": [3, 4]}, 61)
+    assert red.redact(_nest(card, 62)) == _nest({"ssn": REDACTED, "digits": ["[TOO DEEP]", "[TOO DEEP]"]}, 62)
+
+
+@pytest.mark.parametrize(("depth", "learnt"), [(64, True), (65, False)])
+def test_secrets_under_a_redacted_key_are_learnt_64_levels_deep(depth: int, learnt: bool) -> None:
+    red = Redactor(RedactionPolicy.of(keys=["ssn"]))
+    red.observe("ssn", _nest("secret-1", depth))
+    assert red.redact("it is secret-1") == ("it is [REDACTED]" if learnt else "it is secret-1")
+
+
+@pytest.mark.parametrize("as_dict", [False, True])
+@pytest.mark.parametrize(("depth", "learnt"), [(64, True), (65, False)])
+def test_redacted_fields_inside_other_values_are_found_64_levels_deep(depth: int, learnt: bool, as_dict: bool) -> None:
+    red = Redactor(RedactionPolicy.of(keys=["ssn"]))
+    red.observe("note", _nest({"ssn": "secret-2"}, depth, as_dict))
+    assert red.redact("secret-2!") == ("[REDACTED]!" if learnt else "secret-2!")
+
+
+@pytest.mark.parametrize(("depth", "learnt"), [(63, True), (64, False)])
+def test_json_text_counts_as_one_level(depth: int, learnt: bool) -> None:
+    import json
+
+    red = Redactor(RedactionPolicy.of(keys=["ssn"]))
+    red.observe("note", _nest(json.dumps({"ssn": "secret-3"}), depth))
+    assert red.redact("secret-3") == (REDACTED if learnt else "secret-3")
+
+
+def test_json_text_up_to_the_pattern_limit_is_read_for_fields() -> None:
+    head = '{"ssn": "secret-4", "pad": "'
+    text = head + "x" * (1_000_000 - len(head) - 2) + '"}'
+    assert len(text) == 1_000_000
+    red = Redactor(RedactionPolicy.of(keys=["ssn"]))
+    red.observe("note", text)
+    assert red.redact("secret-4") == REDACTED
+    longer = Redactor(RedactionPolicy.of(keys=["ssn"]))
+    longer.observe("note", text[:-2] + 'x"}')
+    assert longer.redact("secret-4") == "secret-4"
