@@ -35,8 +35,10 @@ class Fork:
         owner_rid: str,
         control_idx: int | None,
         run_subflow: SubflowRunner,
+        parent_rid: str | None = None,
     ) -> None:
         self.rs = rs
+        self.parent_rid = parent_rid  # a parallel fork's join stands under the mount it runs in
         self.owner = owner
         self.chart = chart
         self.ns = ns
@@ -64,9 +66,13 @@ class Fork:
             raise self._paused()
         if failed:
             real = {k: v for k, v in failed.items() if not isinstance(v, asyncio.CancelledError)} or failed
-            if self.owner.fail_fast:
-                raise next(iter(real.values()))
-            raise ParallelBranchError(real) from next(iter(real.values()))
+            first_id, first = next(iter(real.items()))
+            if self.owner.fail_fast:  # the error names the branch that raised it, not the last one started
+                rids = [f.runtime_stage_id for n, f, _ in self.frames if n.id == first_id and f is not None]
+                self.rs.current_rid = rids[0] if rids else self.owner_rid
+                raise first
+            self.rs.current_rid = self.owner_rid
+            raise ParallelBranchError(real) from first
         self._join(by_key, join_rid)
 
     # -- start ------------------------------------------------------------------------------------------------
@@ -261,7 +267,7 @@ class Fork:
             sources=sources,
             failed=error is not None,
             error=error_text(error) if error is not None else None,
-            parent_runtime_stage_id=self.owner_rid if join_rid else None,
+            parent_runtime_stage_id=self.owner_rid if join_rid else self.parent_rid,
             visit=self.rs.visits.get(self.prefix + owner.id, 1),
         )
         if error is not None:

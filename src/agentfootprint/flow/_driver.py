@@ -133,7 +133,7 @@ async def _fork(at: _At) -> Next:
     if rs.dispatch.on_fork and not at.resume:
         rs.dispatch.fire("on_fork", fork_rid, list(node.children))
     try:
-        await Fork(rs, node, at.chart, at.ns, at.prefix, fork_rid, None, run_subflow).run(
+        await Fork(rs, node, at.chart, at.ns, at.prefix, fork_rid, None, run_subflow, at.parent_rid).run(
             node.children, None, at.resume
         )
     except Paused:
