@@ -253,3 +253,13 @@ async def test_restoration_reruns_read_memory_as_recorded_and_write_none() -> No
     report = await confirm_by_restoration(agent, "vip", samples=2, outcome_changed=flipped)
     assert (report.answers, report.verdict, report.baseline_flips) == (["new to me APPROVED"] * 2, "confirmed", 0)
     assert [e.id for e in store.load(namespace)] == stored and len(stored) == 2
+
+
+async def test_tools_offered_earlier_but_withheld_from_the_final_call_are_named_so() -> None:
+    provider = mock(replies=[{"tool_calls": [{"id": "s1", "name": "search", "args": {}}]}, "Final."])
+    agent = Agent.create(provider=provider, model="m", max_iterations=1).tool(tool("search")).tool(tool("other"))
+    await (built := agent.build()).run("q")  # the asked-for search never ran: the last call went out without tools
+    detail = "offered earlier, not at the final call"
+    assert [d.model_dump() for d in find_dropped_context(built)] == [
+        {"kind": "tool", "id": name, "reason": "not-offered-at-call", "detail": detail} for name in ("search", "other")
+    ]

@@ -284,3 +284,14 @@ async def test_the_baseline_arm_is_judged_on_its_own_flips() -> None:
     assert await quiet.baseline() == ArmResult(frozenset(), "not-confirmed", 0, 0, 0, 0, None, True)
     first = await judge.decide(arm("a"))
     assert await judge.decide(arm("a")) is first and judge.known(arm("a")) is first
+
+
+async def test_a_set_already_found_labels_every_path_it_misses_without_a_new_search() -> None:
+    judge = ScriptedJudge(["ab", "cd", "e"])
+    assert await search("abcdef", judge, screen=False, fanout=2) == [
+        ("ade", True, ["de", "ae", "ad"]),
+        ("bce", True, ["ce", "be", "bc"]),
+        ("bde", True, ["de", "be", "bd"]),
+        ("ace", True, ["ce", "ae", "ac"]),
+    ]
+    assert len(judge.log) == 73

@@ -92,3 +92,21 @@ def test_missing_file(tmp_path: Path) -> None:
         load_recording(tmp_path / "none.json")
     assert str(info.value) == f"no recording file at {tmp_path / 'none.json'}"
     assert Recording.model_fields["format"].default == "agentfootprint.recording"
+
+
+async def test_a_json_recording_is_written_with_one_space_indents(tmp_path: Path) -> None:
+    agent = await ran("a")
+    text = save_recording(agent, tmp_path / "run.json").read_text()
+    assert text.startswith('{\n "format": "agentfootprint.recording",\n "version": 1,\n "agent": "helper",')
+
+
+async def test_recording_something_that_never_ran_is_refused_and_a_runner_without_a_model_records_none() -> None:
+    from types import SimpleNamespace
+
+    with pytest.raises(InvalidRecordingError) as err:
+        recording_of(SimpleNamespace(last_snapshot=lambda: None))
+    assert str(err.value) == "nothing to record: run the agent first"
+    snap = (await ran("a")).last_snapshot()
+    runner = SimpleNamespace(last_snapshot=lambda: snap, config=SimpleNamespace(source_ids=lambda: {"f": "fact"}))
+    rec = recording_of(runner)
+    assert (rec.agent, rec.model, rec.sources) == ("agent", "", {"f": "fact"})

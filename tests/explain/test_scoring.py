@@ -39,6 +39,8 @@ def test_char_frequency_embedder_and_cosine() -> None:
     assert len(a) == 32 and a[1] == 1.0 and sum(a) == 1.0
     assert ab[1] == ab[2] == ab[31] == 1.0 and sum(ab) == 3.0
     assert empty == [0.0] * 32
+    (counted,) = CharFrequencyEmbedder().embed(["aaA"])  # a repeated character counts each time; A shares a's bucket
+    assert counted[1] == 3.0 and sum(counted) == 3.0
     assert cosine(a, a) == pytest.approx(1.0)
     assert cosine(a, ab) == pytest.approx(1 / math.sqrt(3))
     assert cosine(a, empty) == 0.0 and cosine(empty, a) == 0.0
