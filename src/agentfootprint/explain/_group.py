@@ -35,7 +35,8 @@ class GroupOutcome:
 
 
 class GroupSearch:
-    """Bisects ``population`` (ordered by proxy rank) with the judge's verdicts; ``fanout`` parts per split."""
+    """Bisects ``population`` (ordered by proxy rank) with the judge's verdicts: ``fanout`` parts per screened split,
+    halves when each step is judged in full."""
 
     def __init__(
         self, judge: Judge, population: list[str], *, screen: bool, fanout: int, max_sets: int = MAX_CULPRIT_SETS

@@ -578,7 +578,7 @@ class _Localization:
             self.judge,
             [s.id for s, _ in self.ranked_all],
             screen=screening,
-            fanout=self.concurrency if screening else 2,
+            fanout=self.concurrency,
         )
         outcome = await search.run()
         self.candidates = outcome.candidates
