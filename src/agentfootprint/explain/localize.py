@@ -631,7 +631,7 @@ class _Localization:
             for sid in self.singles:
                 r = self.judge.decided.get(frozenset([sid]))
                 if r is not None and r.verdict == "confirmed" and r.settled:
-                    sets.append(Candidate(r.ids, r, [], minimal=True))
+                    sets.append(Candidate(r.ids, r, minimal=True))
         known = {c.ids for c in sets}
         sets += [c for c in self.candidates if c.ids not in known]
         out: list[CulpritSet] = []
