@@ -134,6 +134,21 @@ async def test_a_cancelled_call_is_forgotten_and_its_waiters_ask_again() -> None
     assert first.cancelled() and answer.content == "answer-2" and cache.saved == 0
 
 
+async def test_a_waiter_cancelled_with_the_first_caller_stays_cancelled() -> None:
+    cache, provider = ReplayCache(), Counting()
+    provider.gate = asyncio.Event()
+    first = asyncio.ensure_future(cache.complete(provider, request()))
+    await asyncio.sleep(0)
+    waiter = asyncio.ensure_future(cache.complete(provider, request()))
+    await asyncio.sleep(0)
+    first.cancel()
+    waiter.cancel()
+    provider.gate.set()
+    results = await asyncio.gather(first, waiter, return_exceptions=True)
+    assert [type(r) for r in results] == [asyncio.CancelledError, asyncio.CancelledError]
+    assert (provider.calls, cache.saved) == (1, 0)  # only the first caller reached the model
+
+
 async def test_the_replaying_provider_wraps_name_flag_complete_and_stream() -> None:
     inner = Counting(name="inner")
     cache = ReplayCache()
