@@ -149,6 +149,21 @@ async def test_a_waiter_cancelled_with_the_first_caller_stays_cancelled() -> Non
     assert (provider.calls, cache.saved) == (1, 0)  # only the first caller reached the model
 
 
+async def test_no_caller_can_change_what_another_is_answered() -> None:
+    class Calling(Counting):
+        async def complete(self, req: LLMRequest) -> LLMResponse:
+            self.calls += 1
+            return LLMResponse(tool_calls=[{"id": "c1", "name": "look", "args": {"at": "left"}}])
+
+    cache, provider = ReplayCache(), Calling()
+    first = await cache.complete(provider, request())
+    first.tool_calls[0].args["at"] = "changed by the first caller"
+    second = await cache.complete(provider, request())
+    second.tool_calls[0].args["at"] = "changed by the second caller"
+    third = await cache.complete(provider, request())
+    assert third.tool_calls[0].args == {"at": "left"} and (provider.calls, cache.saved) == (1, 2)
+
+
 async def test_the_replaying_provider_wraps_name_flag_complete_and_stream() -> None:
     inner = Counting(name="inner")
     cache = ReplayCache()
