@@ -87,3 +87,7 @@ def test_ranking_confidence_levels_and_boundary() -> None:
     assert apart.note == "top-2 margin 0.400: the proxy ranks them apart (still not causal)"
     assert ranking_confidence([0.55, 0.5]).level == "separated"  # exactly the margin separates
     assert ranking_confidence([0.55, 0.5], tie_margin=0.06).level == "tied"
+
+
+def test_the_ranking_margin_is_rounded_to_six_places() -> None:
+    assert ranking_confidence([0.9, 0.1234567]).margin == 0.776543
