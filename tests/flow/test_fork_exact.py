@@ -279,3 +279,31 @@ async def test_branches_count_their_visits_up_to_the_chart_limit() -> None:
         ("fan#4", "join", 2),
         ("c#6", "stage", 2),
     ]
+
+
+async def test_a_failed_selected_branch_keeps_its_selector_as_parent_and_control() -> None:
+    def boom(s: Any) -> None:
+        s["w"] = 1
+        raise ValueError("x")
+
+    chart = (
+        flow_chart("Top", lambda s: None, id="top")
+        .selector("Pick", lambda s: ["p", "q"], id="pick")
+        .branch("p", "P", boom)
+        .branch("q", "Q", lambda s: s.set("q", 1))
+        .end()
+        .build()
+    )
+    with pytest.raises(ParallelBranchError) as ei:
+        await chart.run()
+    err: Any = ei.value
+    assert err.stage_id == "pick#1"
+    assert [
+        (c.runtime_stage_id, c.kind, c.control_idx, c.parent_runtime_stage_id, c.failed, c.fork_branch)
+        for c in err.snapshot.commit_log
+    ] == [
+        ("top#0", "stage", None, None, False, None),
+        ("pick#1", "selector", None, None, False, None),
+        ("p#3", "branch", 1, "pick#1", True, "p"),
+        ("q#4", "branch", 1, "pick#1", False, "q"),
+    ]
