@@ -233,3 +233,21 @@ def test_list_tail_of_a_grown_list_is_what_was_added(base: list[Any], added: lis
     assert list_tail_if_extended(base, [*base, *added]) == added
     if base:
         assert list_tail_if_extended(base, base[:-1]) is None
+
+
+def test_the_depth_limit_counts_through_dicts_and_written_list_items() -> None:
+    def nest_dicts(depth: int) -> Any:
+        value: Any = 1
+        for _ in range(depth):
+            value = {"k": value}
+        return value
+
+    assert thaw(freeze(nest_dicts(200))) == nest_dicts(200)
+    with pytest.raises(ValueError, match=f"^{TOO_DEEP}$"):
+        freeze(nest_dicts(201))
+    with pytest.raises(ValueError, match=f"^{TOO_DEEP}$"):
+        freeze({"a": _nest(200, 1)})
+    # A written list's items sit one level below the list itself.
+    assert thaw(freeze_over([_nest(199, 1)], [])) == [_nest(199, 1)]
+    with pytest.raises(ValueError, match=f"^{TOO_DEEP}$"):
+        freeze_over([_nest(200, 1)], [])
