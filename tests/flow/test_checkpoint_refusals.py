@@ -42,6 +42,13 @@ async def test_a_checkpoint_keeps_initial_state_pause_data_and_resumes(paused: d
     assert r.state == {"seed": 3, "amount": 3, "answer": "yes", "done": "yes"}
 
 
+def _append_write(write: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
+    return lambda cp: cp["commit_log"][0]["writes"].append(write)
+
+
+STATE = "a namespace's state is not what its commit log wrote"
+
+
 def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
     def tamper(cp: dict[str, Any]) -> None:
         *head, last = path.split("/")
@@ -125,6 +132,40 @@ REFUSALS: list[tuple[str, Callable[[dict[str, Any]], None], str, str]] = [
         "frames.1 holds pending branches but is not the paused fork",
         "frames.1",
     ),
+    ("version-2", _set("version", 2), "checkpoint field 'version' is invalid", "version"),
+    ("version-text", _set("version", "1"), "checkpoint field 'version' is invalid", "version"),
+    ("mount-state", _set("namespaces/sub/state/p", 5), STATE, "namespaces.sub.state"),
+    ("root-state", _set("namespaces//state/seed", 4), STATE, "namespaces..state"),
+    (
+        "append-onto-a-number",
+        _append_write({"path": "amount", "verb": "append", "value": [1]}),
+        STATE,
+        "namespaces..state",
+    ),
+    (
+        "merge-onto-a-number",
+        _append_write({"path": "amount", "verb": "merge", "value": {"a": 1}}),
+        STATE,
+        "namespaces..state",
+    ),
+    (
+        "a-hash-inside-the-runtime-id",
+        _set("commit_log/0/runtime_stage_id", "seed#0#0"),
+        "commit_log.0 has a runtime id the run never issued",
+        "commit_log.0.runtime_stage_id",
+    ),
+    (
+        "emit-without-payload",
+        _set("commit_log/0/emits", [{"name": "a"}]),
+        "commit_log.0 holds an emit that is not one",
+        "commit_log.0.emits",
+    ),
+    (
+        "a-long-state-key",
+        _set("namespaces//last_writer/" + "k" * 250, "x"),
+        "checkpoint field 'namespaces.*.last_writer.*' is invalid",
+        "namespaces.*.last_writer.*",
+    ),
 ]
 
 
@@ -188,3 +229,16 @@ async def test_an_overwritten_initial_value_that_is_not_json_is_refused() -> Non
     with pytest.raises(NotSerializableError) as ei:
         await chart.run({"h": object()})
     assert str(ei.value) == "cannot checkpoint: the run's initial state, args or log hold a value that is not JSON"
+
+
+async def test_a_checkpoint_holding_valid_emits_resumes() -> None:
+    def ask(s: Any) -> None:
+        s.emit("asked", {"n": 1})
+        s["answer"] = pause({"q": 1})
+
+    chart = flow_chart("Start", lambda s: s.emit("started", [1, 2]), id="start").then("Ask", ask, id="ask").build()
+    r = await chart.run()
+    cp = json.loads(json.dumps(r.checkpoint))
+    assert [e["name"] for c in cp["commit_log"] for e in c["emits"]] == ["started", "asked"]
+    done = await chart.resume(cp, "yes")
+    assert done.state == {"answer": "yes"}
