@@ -622,22 +622,11 @@ async def test_an_unknown_suspect_is_none() -> None:
 async def test_rerun_without_sources_shares_one_response_cache_across_its_reruns() -> None:
     """The instruction joins only after the tool returns: each ablated rerun's first call equals the baseline's, so
     two ablated reruns and two baseline reruns ask the model 6 times, not 8."""
-    from agentfootprint import define_instruction, define_tool
     from agentfootprint.explain import rerun_without_sources
 
-    provider = mock(
-        respond=lambda req: (
-            {"tool_calls": [{"id": "s1", "name": "search", "args": {}}]}
-            if req.messages[-1].role != "tool"
-            else ("Cited answer." if "Cite" in req.system_prompt else "Plain answer.")
-        )
-    )
-    agent = (
-        Agent.create(provider=provider, model="m")
-        .tool(define_tool(name="search", description="s", input_schema={"type": "object"}, execute=lambda a, c: "d"))
-        .instruction(define_instruction(id="cite", prompt="Cite the document.", on_tool_return="search"))
-        .build()
-    )
+    from .test_replay import late_instruction_agent
+
+    agent, provider = late_instruction_agent()
     await agent.run("question")
     before = len(provider.requests)
     report = await rerun_without_sources(agent, ["cite"], samples=2, outcome_changed=first_word_changed)

@@ -229,9 +229,8 @@ async def test_a_rerun_agent_replays_and_reads_memory_as_recorded() -> None:
     assert rerun_agent(Composition(), ["x"], world) == "without ('x',)"
 
 
-async def test_reruns_reuse_an_identical_first_call_and_report_the_saving() -> None:
-    """Ablating an instruction that only joins after the tool returns leaves the first call identical: its answer
-    is reused for both seeds (12 calls asked, 2 answered from the cache), and the report counts it."""
+def late_instruction_agent() -> tuple[Any, Any]:
+    """An agent whose instruction 'cite' joins only after its search tool returns, and its recording mock."""
     provider = mock(
         respond=lambda req: (
             {"tool_calls": [{"id": "s1", "name": "search", "args": {}}]}
@@ -245,6 +244,13 @@ async def test_reruns_reuse_an_identical_first_call_and_report_the_saving() -> N
         .instruction(define_instruction(id="cite", prompt="Cite the document.", on_tool_return="search"))
         .build()
     )
+    return agent, provider
+
+
+async def test_reruns_reuse_an_identical_first_call_and_report_the_saving() -> None:
+    """Ablating an instruction that only joins after the tool returns leaves the first call identical: its answer
+    is reused for both seeds (12 calls asked, 2 answered from the cache), and the report counts it."""
+    agent, _ = late_instruction_agent()
     await agent.run("question")
     report = await localize_context_bug(agent, samples=2, search="single", progress=False)
     cite = report.suspect("cite")
