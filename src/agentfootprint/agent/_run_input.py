@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentfootprint.errors import AgentFootprintError
+from agentfootprint.flow._trusted import trusted
 
 __all__ = ["InvalidRunInputError", "RunInput", "describe_received", "normalize_run_input"]
 
@@ -37,6 +38,9 @@ class RunInput(BaseModel):
 
     message: str
     extra: dict[str, Any] = Field(default_factory=dict)
+
+
+_run_input = trusted(RunInput)  # model_construct, planned once
 
 
 def _clean_key(key: object) -> str:
@@ -82,7 +86,7 @@ def normalize_run_input(value: Any, runner: str) -> RunInput:
                 received="empty string",
                 hint="The message is blank; put the instruction in the message.",
             )
-        return RunInput.model_construct(message=value, extra={})
+        return _run_input(message=value, extra={})
     if isinstance(value, Mapping):
         received = describe_received(value)
         if "message" not in value:
@@ -103,5 +107,5 @@ def normalize_run_input(value: Any, runner: str) -> RunInput:
                 hint='"message" is blank; put the instruction in the message.',
             )
         extra = {k: v for k, v in value.items() if k != "message"}
-        return RunInput.model_construct(message=message, extra=extra)
+        return _run_input(message=message, extra=extra)
     raise InvalidRunInputError(runner=runner, received=describe_received(value), hint="")

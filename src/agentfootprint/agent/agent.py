@@ -87,6 +87,7 @@ from agentfootprint.flow import (
     Redactor,
     render_narrative,
 )
+from agentfootprint.flow._trusted import trusted
 from agentfootprint.flow.errors import RAW_STATE_ATTR
 from agentfootprint.flow.recording import RecordingDials
 from agentfootprint.identity import Identity
@@ -99,6 +100,7 @@ if TYPE_CHECKING:  # the honesty extension's results (the agent never imports th
 T = TypeVar("T", bound=BaseModel)
 E = TypeVar("E", bound=Extension)
 _MAX_ITERATIONS_CEILING = 1000
+_conversation_checkpoint = trusted(ConversationCheckpoint)  # model_construct, planned once
 
 
 def recording_dials(read_tracking: Any, commit_values: Any, write_provenance: Any) -> RecordingDials:
@@ -460,7 +462,7 @@ class Agent:
             raise NoConversationError(f"agent '{self.name}' has no completed conversation to follow up; call run()")
         ident = caller(identity) if identity is not None else self._last_identity
         self._in_flight = True
-        own = ConversationCheckpoint.model_construct(  # the agent's own conversation in memory: not a door
+        own = _conversation_checkpoint(  # the agent's own conversation in memory: not a door
             **{k: v for k, v in conversation.items() if k in ConversationCheckpoint.model_fields}
         )
         try:
@@ -673,7 +675,7 @@ class Agent:
             value = ext.checkpoint(run.ctx(ext))
             if value is not None:
                 carried[ext.name] = json.loads(json.dumps(value))
-        conversation = ConversationCheckpoint.model_construct(
+        conversation = _conversation_checkpoint(
             run_id=run.run_id,
             history=history,
             identity=_identity_dict(run.identity),

@@ -19,6 +19,7 @@ from typing import (
 from typing_extensions import TypedDict
 
 from agentfootprint.flow import Scope
+from agentfootprint.flow._namespace import MISSING
 
 T = TypeVar("T")
 
@@ -154,11 +155,12 @@ class _Key(Generic[T]):
     def __get__(self, obj: Turn | None, owner: type) -> T | _Key[T]:
         if obj is None:
             return self
-        if self.optional:
-            value: T = obj.scope.get(self.key, self.default)
-            return value
-        got: T = obj.scope[self.key]
-        return got
+        value = obj.scope._lookup(self.key)  # what scope.get / scope[key] read, one call fewer
+        if value is MISSING:
+            if self.optional:
+                return self.default  # type: ignore[no-any-return]
+            raise KeyError(self.key)
+        return value  # type: ignore[no-any-return]
 
     def __set__(self, obj: Turn, value: T) -> None:
         obj.scope[self.key] = value

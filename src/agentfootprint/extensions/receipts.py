@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from operator import is_
 from typing import Any
 
@@ -25,9 +26,17 @@ _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_asci
 """The encoder ``json.dumps`` builds for those options on every call, built once."""
 
 
+def canonical_json(value: Any) -> str:
+    """``_CANONICAL.encode(value)``: the C encoder it would build, called directly (two Python frames fewer)."""
+    if c_make_encoder is None or isinstance(value, str):
+        return _CANONICAL.encode(value)
+    encode = c_make_encoder({}, _CANONICAL.default, encode_basestring, None, ":", ",", True, False, True)
+    return "".join(encode(value, 0))
+
+
 def digest(value: Any) -> str:
     """SHA-256 of ``value``'s canonical JSON (sorted keys, no spaces)."""
-    return hashlib.sha256(_CANONICAL.encode(value).encode()).hexdigest()
+    return hashlib.sha256(canonical_json(value).encode()).hexdigest()
 
 
 def _model_digest(model: Any, **dump: Any) -> str | None:

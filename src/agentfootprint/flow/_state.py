@@ -70,7 +70,8 @@ class RunState:
         return rid
 
     def record(self, node: Node, rid: str, namespace: str, **fields: Any) -> Commit:
-        redacted = [w.path for w in fields.get("writes", ()) if self.redactor.key_redacted(w.path)]
+        keys = self.redactor.policy.keys  # key_redacted(path) is ``path in keys``: no call per write, none without keys
+        redacted = [w.path for w in fields.get("writes", ()) if w.path in keys] if keys else []
         commit = _commit(
             idx=len(self.log),
             stage_id=node.id,

@@ -66,11 +66,24 @@ class Scope:
         self._provenance: dict[str, list[str]] | None = {} if dials.write_provenance == "reads-prefix" else None
 
     # -- reads -------------------------------------------------------------------------------------------
-    def _committed(self, key: str) -> Any:
-        ns = self._ns
+    def _lookup(self, key: str) -> Any:
+        """The value a read sees (MISSING when absent); a committed read is tracked and told to read listeners."""
+        if type(key) is not str or not key or len(key) > MAX_KEY_LENGTH:
+            check_key(key)  # raises: what check_key refuses, refused the same way
+        st = self._staged.get(key)
+        if st is not None:
+            verb, staged = st
+            if self._capture is not None:
+                self._capture.append(key)
+            if verb == "set":
+                return staged
+            if verb == "delete":
+                return MISSING
+        ns = self._ns  # the committed read, inline: one call per read
         value = ns.state.get(key, MISSING)
-        if key not in self._reads:
-            self._reads[key] = ns.last_writer.get(key)
+        reads = self._reads
+        if key not in reads:
+            reads[key] = ns.last_writer.get(key)
             if self._read_values is not None and value is not MISSING:
                 self._read_values[key] = value  # frozen: kept by reference, never copied
         if self._capture is not None:
@@ -78,26 +91,13 @@ class Scope:
         frame = self._frame
         if frame is not None and frame.run.dispatch.on_read:
             frame.run.dispatch.read(frame, key, value)
-        return value
-
-    def _lookup(self, key: str) -> Any:
-        check_key(key)
-        st = self._staged.get(key)
         if st is None:
-            return self._committed(key)
-        verb, value = st
-        if self._capture is not None:
-            self._capture.append(key)
-        if verb == "set":
             return value
-        if verb == "delete":
-            return MISSING
-        base = self._committed(key)
-        if verb == "append":
-            merged = FrozenList(base if isinstance(base, list) else ())
-            list.extend(merged, value)
+        if verb == "append":  # a staged append or merge reads through to the committed base
+            merged = FrozenList(value if isinstance(value, list) else ())
+            list.extend(merged, staged)
             return merged
-        return FrozenDict({**(base if isinstance(base, dict) else {}), **value})
+        return FrozenDict({**(value if isinstance(value, dict) else {}), **staged})
 
     def __getitem__(self, key: str) -> Any:
         value = self._lookup(key)
@@ -130,11 +130,16 @@ class Scope:
             frame.run.dispatch.write(frame, key, verb, value)
 
     def __setitem__(self, key: str, value: Any) -> None:
-        check_key(key)
+        if type(key) is not str or not key or len(key) > MAX_KEY_LENGTH:
+            check_key(key)  # raises
         base = self._ns.state.get(key) if type(value) is list else None
         frozen = freeze_over(value, base) if type(base) is FrozenList else freeze(value)
         self._staged[key] = ("set", frozen)
-        self._notify(key, "set", frozen)
+        if self._provenance is not None:  # _notify inlined (one call per write fewer)
+            self._provenance[key] = list(self._reads)
+        frame = self._frame
+        if frame is not None and frame.run.dispatch.on_write:
+            frame.run.dispatch.write(frame, key, "set", frozen)
 
     def set(self, key: str, value: Any) -> None:
         self[key] = value
