@@ -50,6 +50,13 @@ async def drive(
     while node_id is not None:
         node = chart.nodes[node_id]
         visit = _visit(rs, chart, node, prefix)
+        if node.kind == "stage":  # the common hop, _stage inlined (a plain stage has no resume of its own)
+            resume = []
+            commit, _ = await run_stage(rs, node, ns, prefix, parent_rid, visit, control_idx=control_idx)
+            if commit.break_reason is not None:
+                return commit.break_reason
+            node_id, control_idx = node.loop_to or node.next, None
+            continue
         here = resume if resume and resume[0].node_id == node.id and (len(resume) > 1 or resume[0].pending) else []
         resume = []
         at = _At(rs, chart, ns, prefix, parent_rid, node, visit, control_idx, here)
@@ -74,11 +81,6 @@ def _visit(rs: RunState, chart: FlowChart, node: Node, prefix: str) -> int:
 
 def _after(node: Node) -> str | None:
     return node.loop_to or node.next
-
-
-async def _stage(at: _At) -> Next:
-    commit, _ = await run_stage(at.rs, at.node, at.ns, at.prefix, at.parent_rid, at.visit, control_idx=at.control_idx)
-    return _after(at.node), None, commit.break_reason
 
 
 async def _decider(at: _At) -> Next:
@@ -174,7 +176,6 @@ async def run_subflow(
 
 
 _STEPS: dict[str, Callable[[_At], Awaitable[Next]]] = {
-    "stage": _stage,
     "decider": _decider,
     "selector": _selector,
     "fork": _fork,

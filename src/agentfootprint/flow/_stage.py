@@ -136,21 +136,21 @@ async def run_stage(
         fail_record(rs, node, frame, scope, exc, kind, parent_rid, control_idx, None)
         raise
     writes = scope._net_writes()
-    commit = rs.record(
+    commit = rs.record_stage(
         node,
         frame.runtime_stage_id,
         ns.name,
-        kind=kind,
-        reads=scope._reads,
-        read_values=scope._read_values,
-        writes=writes,
-        emits=scope._emits,
-        parent_runtime_stage_id=parent_rid,
-        visit=visit,
-        break_reason=scope._break,
-        used_args=scope._used_args,
-        decision=decision,
-        control_idx=control_idx,
+        kind,
+        scope._reads,
+        scope._read_values,
+        writes,
+        scope._emits,
+        parent_rid,
+        visit,
+        scope._break,
+        scope._used_args,
+        decision,
+        control_idx,
     )
     ns.apply(commit.idx, writes)
     if scope._break is not None and rs.dispatch.on_break:

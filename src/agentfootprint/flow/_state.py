@@ -22,6 +22,14 @@ from agentfootprint.flow.snapshot import FlowSnapshot
 
 _commit = trusted(Commit)
 _write = trusted(Write)
+_new = object.__new__
+_set = object.__setattr__
+_STAGE_FIELDS_SET = (
+    *("idx", "stage_id", "runtime_stage_id", "stage_name", "namespace", "redacted_paths", "description"),
+    *("kind", "reads", "read_values", "writes", "emits", "parent_runtime_stage_id", "visit", "break_reason"),
+    *("used_args", "decision", "control_idx"),
+)
+"""The fields ``record`` is given for a completed stage, in the order it is given them (``record_stage``)."""
 
 
 class RunState:
@@ -69,23 +77,81 @@ class RunState:
         self.counter += 1
         return rid
 
-    def record(self, node: Node, rid: str, namespace: str, **fields: Any) -> Commit:
+    def _redacted_paths(self, writes: Iterable[Write]) -> list[str]:
         keys = self.redactor.policy.keys  # key_redacted(path) is ``path in keys``: no call per write, none without keys
-        redacted = [w.path for w in fields.get("writes", ()) if w.path in keys] if keys else []
+        return [w.path for w in writes if w.path in keys] if keys else []
+
+    def _logged(self, commit: Commit) -> Commit:
+        self.log.append(commit)
+        if self.dispatch.on_commit:
+            self.dispatch.fire("on_commit", self._served_commit(commit))
+        return commit
+
+    def record(self, node: Node, rid: str, namespace: str, **fields: Any) -> Commit:
         commit = _commit(
             idx=len(self.log),
             stage_id=node.id,
             runtime_stage_id=rid,
             stage_name=node.name,
             namespace=namespace,
-            redacted_paths=redacted,
+            redacted_paths=self._redacted_paths(fields.get("writes", ())),
             description=node.description,
             **fields,
         )
-        self.log.append(commit)
-        if self.dispatch.on_commit:
-            self.dispatch.fire("on_commit", self._served_commit(commit))
-        return commit
+        return self._logged(commit)
+
+    def record_stage(
+        self,
+        node: Node,
+        rid: str,
+        namespace: str,
+        kind: str,
+        reads: dict[str, int | None],
+        read_values: dict[str, Any] | None,
+        writes: list[Write],
+        emits: list[dict[str, Any]],
+        parent_rid: str | None,
+        visit: int,
+        break_reason: str | None,
+        used_args: bool,
+        decision: dict[str, Any] | None,
+        control_idx: int | None,
+    ) -> Commit:
+        """``record`` for a stage that ran to its end (these fields, in this order): the same Commit, built directly."""
+        commit = _new(Commit)
+        _set(
+            commit,
+            "__dict__",
+            {
+                "idx": len(self.log),
+                "stage_id": node.id,
+                "runtime_stage_id": rid,
+                "stage_name": node.name,
+                "kind": kind,
+                "namespace": namespace,
+                "reads": reads,
+                "read_values": read_values,
+                "writes": writes,
+                "failed": False,
+                "paused": False,
+                "error": None,
+                "redacted_paths": self._redacted_paths(writes),
+                "decision": decision,
+                "emits": emits,
+                "parent_runtime_stage_id": parent_rid,
+                "fork_branch": None,
+                "control_idx": control_idx,
+                "sources": {},
+                "visit": visit,
+                "break_reason": break_reason,
+                "used_args": used_args,
+                "description": node.description,
+            },
+        )
+        _set(commit, "__pydantic_fields_set__", set(_STAGE_FIELDS_SET))  # grown key by key, as record() grows it
+        _set(commit, "__pydantic_extra__", None)
+        _set(commit, "__pydantic_private__", None)
+        return self._logged(commit)
 
     def _served_commit(self, commit: Commit) -> Commit:
         return redact_commit(commit, self.redactor) if self.redactor.active else commit

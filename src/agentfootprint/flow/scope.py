@@ -24,7 +24,19 @@ if TYPE_CHECKING:
     from agentfootprint.flow.snapshot import FlowSnapshot
 
 MAX_KEY_LENGTH = 512
-_write = Write  # three plain fields: pydantic's own validation builds it cheaper than a trusted constructor
+_new = object.__new__
+_set = object.__setattr__
+_WRITE_FIELDS = ("path", "verb", "value")
+
+
+def _write(path: str, verb: str, value: Any) -> Write:
+    """``Write(path=..., verb=..., value=...)`` for an engine-made write (a str key, a known verb), built directly."""
+    w = _new(Write)
+    _set(w, "__dict__", {"path": path, "verb": verb, "value": value, "read_keys": None})
+    _set(w, "__pydantic_fields_set__", set(_WRITE_FIELDS))  # added one by one in field order, as pydantic adds them
+    _set(w, "__pydantic_extra__", None)
+    _set(w, "__pydantic_private__", None)
+    return w
 
 
 def check_key(key: Any) -> str:
@@ -313,17 +325,17 @@ class Scope:
                 if isinstance(base, list) and isinstance(value, list):
                     tail = list_tail_if_extended(base, value)
                     if tail is not None:
-                        out.append(_write(path=key, verb="append", value=FrozenList(tail)))
+                        out.append(_write(key, "append", FrozenList(tail)))
                         continue
-                out.append(_write(path=key, verb="set", value=value))
+                out.append(_write(key, "set", value))
             elif verb == "append":
                 if value or base is MISSING:
-                    out.append(_write(path=key, verb="append", value=FrozenList(value)))
+                    out.append(_write(key, "append", FrozenList(value)))
             elif verb == "merge":
                 base_d = base if isinstance(base, dict) else {}
                 changed = {f: v for f, v in value.items() if f not in base_d or not deep_equal(base_d[f], v)}
                 if changed or base is MISSING:
-                    out.append(_write(path=key, verb="merge", value=FrozenDict(changed)))
+                    out.append(_write(key, "merge", FrozenDict(changed)))
             elif base is not MISSING:
-                out.append(_write(path=key, verb="delete", value=None))
+                out.append(_write(key, "delete", None))
         return out
