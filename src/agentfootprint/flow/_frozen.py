@@ -52,6 +52,8 @@ class FrozenList(list[Any]):
 
 
 _extend = list.extend
+_dict_set = dict.__setitem__
+_list_set = list.__setitem__
 
 
 def extend_in_place(target: list[Any], items: Iterable[Any]) -> None:
@@ -68,11 +70,27 @@ def freeze(value: Any, _depth: int = 0) -> Any:
     """Deep-copy dicts and lists into read-only twins; other values are kept as they are."""
     if _depth > 200:
         raise ValueError(_TOO_DEEP)
-    if type(value) in _ATOMIC:
+    t = type(value)
+    if t in _ATOMIC:
         return value
-    if isinstance(value, dict):
+    if t is dict or t is FrozenDict or t is list or t is tuple or t is FrozenList:  # copied whole, then patched
         depth = _depth + 1
         if depth > 200 and value:  # each item would be refused one level down
+            raise ValueError(_TOO_DEEP)
+        if t is dict or t is FrozenDict:
+            frozen_dict = FrozenDict(value)
+            for k, v in value.items():
+                if type(v) not in _ATOMIC:
+                    _dict_set(frozen_dict, k, freeze(v, depth))
+            return frozen_dict
+        frozen_list = FrozenList(value)
+        for i, v in enumerate(value):
+            if type(v) not in _ATOMIC:
+                _list_set(frozen_list, i, freeze(v, depth))
+        return frozen_list
+    if isinstance(value, dict):
+        depth = _depth + 1
+        if depth > 200 and value:
             raise ValueError(_TOO_DEEP)
         return FrozenDict({k: v if type(v) in _ATOMIC else freeze(v, depth) for k, v in value.items()})
     if isinstance(value, list | tuple) and not hasattr(value, "_fields"):
@@ -92,6 +110,19 @@ def freeze_over(value: list[Any], committed: list[Any]) -> FrozenList:
 
 def thaw(value: Any) -> Any:
     """Plain mutable deep copy of a (possibly frozen) value: dicts and lists become new dicts and lists."""
+    t = type(value)
+    if t is FrozenDict or t is dict:  # the common containers: copied whole, then patched (no comprehension frame)
+        plain_dict = dict.copy(value)
+        for k, v in plain_dict.items():
+            if type(v) not in _ATOMIC:
+                plain_dict[k] = thaw(v)  # an existing key: the dict does not grow while iterated
+        return plain_dict
+    if t is FrozenList or t is list:
+        plain_list = list.copy(value)
+        for i, v in enumerate(plain_list):
+            if type(v) not in _ATOMIC:
+                plain_list[i] = thaw(v)
+        return plain_list
     if isinstance(value, dict):
         return {k: v if type(v) in _ATOMIC else thaw(v) for k, v in value.items()}
     if isinstance(value, list):
