@@ -239,11 +239,12 @@ class AgentRun:
             await getattr(ext, hook)(self.ctx(ext, turn), *args)
 
     # -- conversation -----------------------------------------------------------------------------------------
-    def messages_for(self, history: Sequence[Any], key: str = "") -> list[Message]:
+    def messages_for(self, history: Sequence[Any], key: str = "") -> Sequence[Message]:
         """History entries as provider messages; converts only entries added since the last call (linear cost).
 
         Keyed by the chart namespace (members re-entered by a Loop or run side by side never share a cache);
-        a history that is not an extension of the cached one is converted afresh."""
+        a history that is not an extension of the cached one is converted afresh. The answer is the cache itself,
+        read-only: a caller copies it into the request it builds."""
         sources, cache = self._message_caches.get(key, ([], []))
         n = len(sources)
         if n and (len(history) < n or history[0] is not sources[0] or history[n - 1] is not sources[n - 1]):
@@ -252,7 +253,7 @@ class AgentRun:
             sources.append(entry)
             cache.append(Message.model_validate(thaw(entry)))
         self._message_caches[key] = (sources, cache)
-        return list(cache)
+        return cache
 
 
 def memory_identity_of(identity: Identity | None, session_id: str | None) -> Identity | None:

@@ -352,7 +352,7 @@ class Stages:
                     emit_context(run, scope, CONTEXT_BUDGET_PRESSURE, {**p, "iteration": iteration}, iteration)
         request = LLMRequest(
             system_prompt=turn.system_prompt,
-            messages=messages,
+            messages=[],
             tools=[ToolSpec.model_validate(thaw(s)) for s in specs],
             model=self.model_of(turn),
             seed=run.seed,
@@ -365,6 +365,9 @@ class Stages:
                 if m.get("slot") == "system_prompt" or int(m.get("message_index", 1 << 30)) < len(injected)
             ],
         )
+        # Every item is a ``Message`` built above or by ``messages_for``, in a list built here: validating them again
+        # would only copy that list (an O(history) walk per call), so the request takes it as it is.
+        request.messages = messages
         return request, messages
 
     async def call_llm(self, scope: Scope) -> None:
@@ -374,13 +377,14 @@ class Stages:
         turn = Turn(scope)
         iteration = turn.iteration
         request, messages = self._request(run, scope, turn)
+        count = len(messages)  # counted before any hook sees the request
         names = [t.name for t in request.tools]
         model = self.model_of(turn)
         record: ModelCallRecord = {
             "iteration": iteration,
             "model": model,
             "seed": run.seed,
-            "message_count": len(messages),
+            "message_count": count,
             "tools": names,
         }
         turn.llm_call = record
@@ -389,7 +393,7 @@ class Stages:
             payload: dict[str, Any] = {
                 "model": model,
                 "iteration": iteration,
-                "message_count": len(messages),
+                "message_count": count,
                 "tools": names,
             }
             if self.config.record_system_prompt:  # off by default: the prompt may carry what a log should not
