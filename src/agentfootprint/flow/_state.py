@@ -8,7 +8,7 @@ from typing import Any
 
 from agentfootprint.flow._frozen import FrozenDict, freeze, thaw
 from agentfootprint.flow._namespace import Namespace
-from agentfootprint.flow._trusted import trusted
+from agentfootprint.flow._trusted import built, trusted
 from agentfootprint.flow.cancel import CancelToken
 from agentfootprint.flow.chart import FlowChart, Node
 from agentfootprint.flow.commit import Commit, Write
@@ -22,8 +22,6 @@ from agentfootprint.flow.snapshot import FlowSnapshot
 
 _commit = trusted(Commit)
 _write = trusted(Write)
-_new = object.__new__
-_set = object.__setattr__
 _STAGE_FIELDS_SET = (
     *("idx", "stage_id", "runtime_stage_id", "stage_name", "namespace", "redacted_paths", "description"),
     *("kind", "reads", "read_values", "writes", "emits", "parent_runtime_stage_id", "visit", "break_reason"),
@@ -118,39 +116,32 @@ class RunState:
         control_idx: int | None,
     ) -> Commit:
         """``record`` for a stage that ran to its end (these fields, in this order): the same Commit, built directly."""
-        commit = _new(Commit)
-        _set(
-            commit,
-            "__dict__",
-            {
-                "idx": len(self.log),
-                "stage_id": node.id,
-                "runtime_stage_id": rid,
-                "stage_name": node.name,
-                "kind": kind,
-                "namespace": namespace,
-                "reads": reads,
-                "read_values": read_values,
-                "writes": writes,
-                "failed": False,
-                "paused": False,
-                "error": None,
-                "redacted_paths": self._redacted_paths(writes),
-                "decision": decision,
-                "emits": emits,
-                "parent_runtime_stage_id": parent_rid,
-                "fork_branch": None,
-                "control_idx": control_idx,
-                "sources": {},
-                "visit": visit,
-                "break_reason": break_reason,
-                "used_args": used_args,
-                "description": node.description,
-            },
-        )
-        _set(commit, "__pydantic_fields_set__", set(_STAGE_FIELDS_SET))  # grown key by key, as record() grows it
-        _set(commit, "__pydantic_extra__", None)
-        _set(commit, "__pydantic_private__", None)
+        data = {
+            "idx": len(self.log),
+            "stage_id": node.id,
+            "runtime_stage_id": rid,
+            "stage_name": node.name,
+            "kind": kind,
+            "namespace": namespace,
+            "reads": reads,
+            "read_values": read_values,
+            "writes": writes,
+            "failed": False,
+            "paused": False,
+            "error": None,
+            "redacted_paths": self._redacted_paths(writes),
+            "decision": decision,
+            "emits": emits,
+            "parent_runtime_stage_id": parent_rid,
+            "fork_branch": None,
+            "control_idx": control_idx,
+            "sources": {},
+            "visit": visit,
+            "break_reason": break_reason,
+            "used_args": used_args,
+            "description": node.description,
+        }
+        commit = built(Commit, data, _STAGE_FIELDS_SET)
         return self._logged(commit)
 
     def _served_commit(self, commit: Commit) -> Commit:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentfootprint._text import summarize_value
+from agentfootprint.flow._trusted import built
 from agentfootprint.flow.redaction import REDACTED
 
 if TYPE_CHECKING:
@@ -63,6 +64,13 @@ class DecisionResult(BaseModel):
     @property
     def branch(self) -> str | None:
         return self.branches[0] if self.branches else None
+
+
+_CONDITION_FIELDS = ("key", "op", "threshold", "actual", "result", "redacted")
+_RULE_FIELDS = ("index", "type", "branch", "label", "matched")
+_EVIDENCE_FIELDS = ("kind", "rules", "chosen", "default", "default_used")
+_RESULT_FIELDS = ("branches", "evidence")
+"""The fields each evidence record is given, in the order it is given them (built directly: already valid)."""
 
 
 def _compare(op: str, actual: Any, threshold: Any) -> bool:
@@ -132,16 +140,11 @@ def _eval_filter(scope: Scope, when: Mapping[Any, Any], ev: RuleEvidence) -> boo
             except Exception as exc:  # a rule that raises is recorded, never propagated
                 ok = False
                 ev.error = f"{type(exc).__name__}: {str(exc)[:200]}"
-            ev.conditions.append(
-                ConditionEvidence(
-                    key=key,
-                    op=op_name,
-                    threshold=REDACTED if redacted else _safe_threshold(threshold),
-                    actual=shown,
-                    result=ok,
-                    redacted=redacted,
-                )
-            )
+            shown_threshold = REDACTED if redacted else _safe_threshold(threshold)
+            condition = {"key": key, "op": op_name, "threshold": shown_threshold, "actual": shown, "result": ok}
+            condition["redacted"] = redacted
+            # every value already valid (the read above refused any key that is not exactly a str): built directly
+            ev.conditions.append(built(ConditionEvidence, condition, _CONDITION_FIELDS))
             all_true = all_true and ok
     return all_true and ev.error is None
 
@@ -150,12 +153,19 @@ def _eval_rule(scope: Scope, index: int, rule: Mapping[str, Any]) -> RuleEvidenc
     branch = rule.get("then")
     label = str(rule.get("label") or f"Rule {index}")
     when = rule.get("when")
-    ev = RuleEvidence(
-        index=index,
-        type="function" if callable(when) else "filter",
-        branch=str(branch) if branch is not None else "",
-        label=label,
-        matched=False,
+    ev = built(
+        RuleEvidence,
+        {
+            "index": index,
+            "type": "function" if callable(when) else "filter",
+            "branch": str(branch) if branch is not None else "",
+            "label": label,
+            "matched": False,
+            "conditions": [],
+            "inputs": [],
+            "error": None,
+        },
+        _RULE_FIELDS,
     )
     if not isinstance(branch, str) or not branch:
         ev.error = "rule has no 'then' branch id"
@@ -202,15 +212,23 @@ def decide(scope: Scope, rules: Sequence[Mapping[str, Any]], default: str | None
     default_used = chosen is None
     if chosen is None:
         chosen = default
-    return DecisionResult(
-        branches=(chosen,) if chosen is not None else (),
-        evidence=DecisionEvidence(
-            kind="decide",
-            rules=evidence,
-            chosen=[chosen] if chosen else [],
-            default=default,
-            default_used=default_used and default is not None,
-        ),
+    if default is not None and type(default) is not str:  # pydantic decides what becomes of it, as before
+        return DecisionResult(
+            branches=(chosen,) if chosen is not None else (),
+            evidence=DecisionEvidence(
+                kind="decide",
+                rules=evidence,
+                chosen=[chosen] if chosen else [],
+                default=default,
+                default_used=default_used and default is not None,
+            ),
+        )
+    used = default_used and default is not None
+    data: dict[str, Any] = {"kind": "decide", "rules": evidence, "chosen": [chosen] if chosen else []}
+    data.update(default=default, default_used=used)
+    found = built(DecisionEvidence, data, _EVIDENCE_FIELDS)
+    return built(
+        DecisionResult, {"branches": (chosen,) if chosen is not None else (), "evidence": found}, _RESULT_FIELDS
     )
 
 

@@ -15,6 +15,7 @@ from agentfootprint.flow._frozen import (
     list_tail_if_extended,
 )
 from agentfootprint.flow._namespace import MISSING, Namespace
+from agentfootprint.flow._trusted import built
 from agentfootprint.flow.commit import Write
 from agentfootprint.flow.errors import InvalidStateKeyError
 from agentfootprint.flow.recording import DEFAULT_DIALS
@@ -24,19 +25,12 @@ if TYPE_CHECKING:
     from agentfootprint.flow.snapshot import FlowSnapshot
 
 MAX_KEY_LENGTH = 512
-_new = object.__new__
-_set = object.__setattr__
 _WRITE_FIELDS = ("path", "verb", "value")
 
 
 def _write(path: str, verb: str, value: Any) -> Write:
     """``Write(path=..., verb=..., value=...)`` for an engine-made write (a str key, a known verb), built directly."""
-    w = _new(Write)
-    _set(w, "__dict__", {"path": path, "verb": verb, "value": value, "read_keys": None})
-    _set(w, "__pydantic_fields_set__", set(_WRITE_FIELDS))  # added one by one in field order, as pydantic adds them
-    _set(w, "__pydantic_extra__", None)
-    _set(w, "__pydantic_private__", None)
-    return w
+    return built(Write, {"path": path, "verb": verb, "value": value, "read_keys": None}, _WRITE_FIELDS)
 
 
 def check_key(key: Any) -> str:
