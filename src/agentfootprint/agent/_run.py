@@ -16,6 +16,7 @@ from agentfootprint.agent.extension import (
     ToolCallRequest,
 )
 from agentfootprint.agent.member_run import resolve_parent_run
+from agentfootprint.context.window import entry_chars
 from agentfootprint.events import AgentEvent, EventDispatcher, EventSink, PayloadArg
 from agentfootprint.flow import CancelToken, RedactionPolicy, Redactor, Scope
 from agentfootprint.flow._frozen import thaw
@@ -157,6 +158,7 @@ class AgentRun:
         self.provided: dict[str, dict[str, Tool]] = {}
         """Tools extensions provided for the current iteration, by chart namespace."""
         self._message_caches: dict[str, tuple[list[Any], list[Message]]] = {}
+        self._chars_caches: dict[str, tuple[list[Any], list[int]]] = {}
 
     @staticmethod
     def of(scope: Scope, config: AgentConfig, events: EventSink | None = None) -> AgentRun:
@@ -246,14 +248,40 @@ class AgentRun:
         a history that is not an extension of the cached one is converted afresh. The answer is the cache itself,
         read-only: a caller copies it into the request it builds."""
         sources, cache = self._message_caches.get(key, ([], []))
-        n = len(sources)
-        if n and (len(history) < n or history[0] is not sources[0] or history[n - 1] is not sources[n - 1]):
+        if not _extends(history, sources):
             sources, cache = [], []
         for entry in history[len(cache) :]:
             sources.append(entry)
             cache.append(Message.model_validate(thaw(entry)))
         self._message_caches[key] = (sources, cache)
         return cache
+
+    def history_chars(self, history: Sequence[Any], key: str = "") -> int:
+        """``history_chars(history)`` (what the window stage measures), counting only the entries added since the
+        last call: the same cache and extension check as ``messages_for``, holding each entry's running total."""
+        sources, totals = self._chars_caches.get(key, ([], []))
+        if not _extends(history, sources):
+            sources, totals = [], []
+        total = totals[-1] if totals else 0
+        for entry in history[len(totals) :]:
+            total += entry_chars(entry)
+            sources.append(entry)
+            totals.append(total)
+        self._chars_caches[key] = (sources, totals)
+        return total
+
+    def forget_conversation(self, key: str = "") -> None:
+        """Drop both caches of ``key``'s conversation: its history was rewritten, not grown (a fold), so an entry
+        at a checked end may be the same while one between them is not."""
+        self._message_caches.pop(key, None)
+        self._chars_caches.pop(key, None)
+
+
+def _extends(history: Sequence[Any], sources: list[Any]) -> bool:
+    """Whether ``history`` is ``sources`` plus newer entries, judged by its ends (committed entries are frozen: one
+    identity, one value; a rewrite that keeps both ends calls ``forget_conversation``)."""
+    n = len(sources)
+    return not n or (len(history) >= n and history[0] is sources[0] and history[n - 1] is sources[n - 1])
 
 
 def memory_identity_of(identity: Identity | None, session_id: str | None) -> Identity | None:

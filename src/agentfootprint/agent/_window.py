@@ -75,7 +75,7 @@ class WindowStage:
         strategy = self.strategy
         history: list[Mapping[str, Any]] = list(turn.history)
         fixed = _fixed_chars(turn)
-        chars = fixed + history_chars(history)
+        chars = fixed + run.history_chars(history, scope.namespace)
         ratio = self._tokens_per_char(turn)
         record: dict[str, Any] = {
             "strategy": strategy.strategy,
@@ -113,7 +113,7 @@ class WindowStage:
                     record["pinned"] = [{"index": i, "chars": entry_chars(history[i])} for i in held]
             else:
                 record["removed_message_count"] = 0
-            after = fixed + history_chars(history) - sum(d["chars"] for d in dropped)
+            after = fixed + run.history_chars(history, scope.namespace) - sum(d["chars"] for d in dropped)
             record["chars_after"] = after
             if ratio is not None:
                 record["projected_tokens_after"] = round(ratio * after)
@@ -194,6 +194,7 @@ class WindowStage:
         summary_entry: HistoryEntry = {"role": "user", "content": framed}
         new_history: list[Mapping[str, Any]] = [*history[: plan.start], summary_entry, *history[plan.end :]]
         turn.history = new_history  # type: ignore[assignment]
+        run.forget_conversation(scope.namespace)
         turn.append(Turn.folded_spans, span)
         record.update(
             span_id=span_id,
