@@ -51,7 +51,8 @@ _MAX_ARGS_DEPTH = 64
 
 def emit(run: AgentRun, scope: Scope, event_type: str, payload: Any, iteration: int | None = None) -> None:
     """Emit a stage event stamped with the stage's runtime id (nothing is built when nobody listens)."""
-    run.emit(event_type, payload, runtime_stage_id=scope.runtime_stage_id, iteration=iteration)
+    if run.events.has_listeners(event_type):  # asked first: no stamp read and no call when nobody listens
+        run.emit(event_type, payload, runtime_stage_id=scope.runtime_stage_id, iteration=iteration)
 
 
 def emit_context(run: AgentRun, scope: Scope, event_type: str, payload: Any, iteration: int) -> None:
