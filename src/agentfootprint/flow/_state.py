@@ -157,18 +157,19 @@ class RunState:
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise FlowCancelledError(f"run timed out before stage '{node.id}'", stage_id=node.id, reason="timeout")
 
-    def result_state(self) -> dict[str, Any]:
-        """The caller's copy of the final root state (redacted when a policy is set)."""
-        state: dict[str, Any] = thaw(self.namespaces[""].state)
+    def result_state(self, thawed: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The caller's copy of the final root state (redacted when a policy is set); ``thawed``: that copy, made."""
+        state: dict[str, Any] = thaw(self.namespaces[""].state) if thawed is None else thawed
         if self.redactor.active:
             state = {k: self.redactor.redact(v, k) for k, v in state.items()}
         return state
 
     # -- snapshots -----------------------------------------------------------------------------------------
-    def snapshot(self, *, served: bool) -> FlowSnapshot:
+    def snapshot(self, *, served: bool, thawed: dict[str, Any] | None = None) -> FlowSnapshot:
+        """The run's record as it stands; ``thawed``: a plain copy of the root state already made for it."""
         red = self.redactor
         log = self.log
-        state = thaw(self.namespaces[""].state)
+        state = thaw(self.namespaces[""].state) if thawed is None else thawed
         initial = thaw(self.initial_state)
         subs = {name: thaw(ns.state) for name, ns in self.namespaces.items() if name}
         redacted = False
