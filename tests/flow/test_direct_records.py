@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentfootprint.flow import RedactionPolicy, flow_chart
 from agentfootprint.flow._frozen import FrozenDict, FrozenList
-from agentfootprint.flow._state import RunState
+from agentfootprint.flow._state import _NO_ITEMS, RunState
 from agentfootprint.flow.commit import Commit, Write
 from agentfootprint.flow.scope import _write
 
@@ -81,11 +82,12 @@ async def test_a_completed_stage_commit_is_what_record_builds(
 ) -> None:
     rs = await _state()
     node = rs.chart.nodes[rs.chart.root]
+    writes = [_write(p, "set", 1) for p in paths]
     named = {
         "kind": kind,
         "reads": reads,
         "read_values": read_values,
-        "writes": [_write(p, "set", 1) for p in paths],
+        "writes": writes,
         "emits": [{"name": "e", "payload": None}],
         "parent_runtime_stage_id": "p#1",
         "visit": visit,
@@ -95,7 +97,7 @@ async def test_a_completed_stage_commit_is_what_record_builds(
         "control_idx": control_idx,
     }
     fast = rs.record_stage(node, "s#0", "", *named.values())  # its parameters come in record's keyword order
-    slow = rs.record(node, "s#0", "", **named)
+    slow = rs.record(node, "s#0", "", **{**named, "writes": writes or _NO_ITEMS})  # an empty list: the shared one
     assert (fast.idx, slow.idx) == (0, 1)
     assert fast.redacted_paths == [p for p in paths if p == "secret"]
     _same(fast.model_copy(update={"idx": 1}), slow.model_copy(update={"idx": 1}))
@@ -119,3 +121,20 @@ async def test_a_run_records_the_same_commits_through_either_path() -> None:
     ]
     assert c.model_fields_set == set(Commit.model_fields) - {"failed", "paused", "error", "fork_branch", "sources"}
     assert all(w.model_fields_set == {"path", "verb", "value"} for w in c.writes)
+
+
+async def test_a_commit_keeps_no_empty_list_and_no_names_set_of_its_own() -> None:
+    async def quiet(s: Any) -> None:
+        s.get("a")
+
+    r = await flow_chart("A", quiet, id="a").then("B", quiet, id="b").build().run({"a": 1})
+    a, b = r.commit_log
+    assert (a.writes, a.emits, a.redacted_paths) == ([], [], [])
+    assert a.writes is a.emits is a.redacted_paths is b.writes is _NO_ITEMS
+    assert a.model_fields_set is b.model_fields_set
+    assert a.model_dump()["writes"] == [] and '"emits":[]' in a.model_dump_json()
+    with pytest.raises(TypeError):
+        a.writes.append(_write("x", "set", 1))
+    copied = a.model_copy(update={"error": "e"})
+    assert "error" in copied.model_fields_set and "error" not in b.model_fields_set
+    assert a.model_copy(deep=True).writes == [] and type(a.model_copy(deep=True).writes) is list

@@ -6,7 +6,7 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from agentfootprint.flow._frozen import FrozenDict, freeze, thaw
+from agentfootprint.flow._frozen import FrozenDict, FrozenList, freeze, thaw
 from agentfootprint.flow._namespace import Namespace
 from agentfootprint.flow._trusted import built, trusted
 from agentfootprint.flow.cancel import CancelToken
@@ -28,6 +28,8 @@ _STAGE_FIELDS_SET = (
     *("used_args", "decision", "control_idx"),
 )
 """The fields ``record`` is given for a completed stage, in the order it is given them (``record_stage``)."""
+_NO_ITEMS: list[Any] = FrozenList()
+"""A commit's empty list (no writes, emits or redacted paths): one shared and immutable, so a record keeps none."""
 
 
 class RunState:
@@ -77,7 +79,7 @@ class RunState:
 
     def _redacted_paths(self, writes: Iterable[Write]) -> list[str]:
         keys = self.redactor.policy.keys  # key_redacted(path) is ``path in keys``: no call per write, none without keys
-        return [w.path for w in writes if w.path in keys] if keys else []
+        return ([w.path for w in writes if w.path in keys] or _NO_ITEMS) if keys else _NO_ITEMS
 
     def _logged(self, commit: Commit) -> Commit:
         self.log.append(commit)
@@ -125,13 +127,13 @@ class RunState:
             "namespace": namespace,
             "reads": reads,
             "read_values": read_values,
-            "writes": writes,
+            "writes": writes or _NO_ITEMS,
             "failed": False,
             "paused": False,
             "error": None,
             "redacted_paths": self._redacted_paths(writes),
             "decision": decision,
-            "emits": emits,
+            "emits": emits or _NO_ITEMS,
             "parent_runtime_stage_id": parent_rid,
             "fork_branch": None,
             "control_idx": control_idx,

@@ -66,6 +66,17 @@ def trusted(cls: type[M]) -> Callable[..., M]:
 
 _new = object.__new__
 _set = object.__setattr__
+_SHARED_NAMES: dict[tuple[type[BaseModel], tuple[str, ...]], set[str] | None] = {}
+
+
+def _names_set(cls: type[BaseModel], fields: tuple[str, ...]) -> set[str]:
+    """``fields`` as a set; one set shared by every frozen instance given those names (pydantic never grows a frozen
+    model's set: assignment is refused and ``model_copy`` copies the set before updating it)."""
+    try:
+        shared = _SHARED_NAMES[cls, fields]
+    except KeyError:
+        shared = _SHARED_NAMES[cls, fields] = set(fields) if cls.model_config.get("frozen") else None
+    return set(fields) if shared is None else shared
 
 
 def built(cls: type[M], data: dict[str, Any], fields: tuple[str, ...]) -> M:
@@ -73,7 +84,7 @@ def built(cls: type[M], data: dict[str, Any], fields: tuple[str, ...]) -> M:
     order pydantic is given them): what validating those names' values builds, when they are already valid."""
     m = _new(cls)
     _set(m, "__dict__", data)
-    _set(m, "__pydantic_fields_set__", set(fields))  # grown name by name, as pydantic grows it
+    _set(m, "__pydantic_fields_set__", _names_set(cls, fields))  # grown name by name, as pydantic grows it
     _set(m, "__pydantic_extra__", None)
     _set(m, "__pydantic_private__", None)
     return m
