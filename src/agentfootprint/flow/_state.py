@@ -8,7 +8,7 @@ from typing import Any
 
 from agentfootprint.flow._frozen import FrozenDict, FrozenList, freeze, thaw
 from agentfootprint.flow._namespace import Namespace
-from agentfootprint.flow._trusted import built, trusted
+from agentfootprint.flow._trusted import shape, trusted
 from agentfootprint.flow.cancel import CancelToken
 from agentfootprint.flow.chart import FlowChart, Node
 from agentfootprint.flow.commit import Commit, Write
@@ -28,6 +28,7 @@ _STAGE_FIELDS_SET = (
     *("used_args", "decision", "control_idx"),
 )
 """The fields ``record`` is given for a completed stage, in the order it is given them (``record_stage``)."""
+_build_stage_commit = shape(Commit, _STAGE_FIELDS_SET)
 _NO_ITEMS: list[Any] = FrozenList()
 """A commit's empty list (no writes, emits or redacted paths): one shared and immutable, so a record keeps none."""
 
@@ -143,7 +144,7 @@ class RunState:
             "used_args": used_args,
             "description": node.description,
         }
-        commit = built(Commit, data, _STAGE_FIELDS_SET)
+        commit = _build_stage_commit(data)
         return self._logged(commit)
 
     def _served_commit(self, commit: Commit) -> Commit:

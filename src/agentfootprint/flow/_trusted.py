@@ -66,28 +66,23 @@ def trusted(cls: type[M]) -> Callable[..., M]:
 
 _new = object.__new__
 _set = object.__setattr__
-_SHARED_NAMES: dict[tuple[type[BaseModel], tuple[str, ...]], set[str] | None] = {}
 
 
-def _names_set(cls: type[BaseModel], fields: tuple[str, ...]) -> set[str]:
-    """``fields`` as a set; one set shared by every frozen instance given those names (pydantic never grows a frozen
-    model's set: assignment is refused and ``model_copy`` copies the set before updating it)."""
-    try:
-        shared = _SHARED_NAMES[cls, fields]
-    except KeyError:
-        shared = _SHARED_NAMES[cls, fields] = set(fields) if cls.model_config.get("frozen") else None
-    return set(fields) if shared is None else shared
+def shape(cls: type[M], fields: tuple[str, ...]) -> Callable[[dict[str, Any]], M]:
+    """A builder of plain ``cls`` models from their whole ``__dict__`` (every field, in declared order), given
+    ``fields`` (in the order pydantic is given them): what validating already-valid values builds. A frozen model's
+    instances share one fields-set (pydantic never grows it: assignment is refused, ``model_copy`` copies it first)."""
+    shared = set(fields) if cls.model_config.get("frozen") else None  # grown name by name, as pydantic grows it
+
+    def build(data: dict[str, Any]) -> M:
+        m = _new(cls)
+        _set(m, "__dict__", data)
+        _set(m, "__pydantic_fields_set__", set(fields) if shared is None else shared)
+        _set(m, "__pydantic_extra__", None)
+        _set(m, "__pydantic_private__", None)
+        return m
+
+    return build
 
 
-def built(cls: type[M], data: dict[str, Any], fields: tuple[str, ...]) -> M:
-    """A plain model from its whole ``__dict__`` (every field, in declared order) and the names it was given (in the
-    order pydantic is given them): what validating those names' values builds, when they are already valid."""
-    m = _new(cls)
-    _set(m, "__dict__", data)
-    _set(m, "__pydantic_fields_set__", _names_set(cls, fields))  # grown name by name, as pydantic grows it
-    _set(m, "__pydantic_extra__", None)
-    _set(m, "__pydantic_private__", None)
-    return m
-
-
-__all__ = ["built", "trusted"]
+__all__ = ["shape", "trusted"]

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentfootprint._text import summarize_value
-from agentfootprint.flow._trusted import built
+from agentfootprint.flow._trusted import shape
 from agentfootprint.flow.redaction import REDACTED
 
 if TYPE_CHECKING:
@@ -71,6 +71,10 @@ _RULE_FIELDS = ("index", "type", "branch", "label", "matched")
 _EVIDENCE_FIELDS = ("kind", "rules", "chosen", "default", "default_used")
 _RESULT_FIELDS = ("branches", "evidence")
 """The fields each evidence record is given, in the order it is given them (built directly: already valid)."""
+_build_condition = shape(ConditionEvidence, _CONDITION_FIELDS)
+_build_rule = shape(RuleEvidence, _RULE_FIELDS)
+_build_evidence = shape(DecisionEvidence, _EVIDENCE_FIELDS)
+_build_result = shape(DecisionResult, _RESULT_FIELDS)
 
 
 def _compare(op: str, actual: Any, threshold: Any) -> bool:
@@ -144,7 +148,7 @@ def _eval_filter(scope: Scope, when: Mapping[Any, Any], ev: RuleEvidence) -> boo
             condition = {"key": key, "op": op_name, "threshold": shown_threshold, "actual": shown, "result": ok}
             condition["redacted"] = redacted
             # every value already valid (the read above refused any key that is not exactly a str): built directly
-            ev.conditions.append(built(ConditionEvidence, condition, _CONDITION_FIELDS))
+            ev.conditions.append(_build_condition(condition))
             all_true = all_true and ok
     return all_true and ev.error is None
 
@@ -153,8 +157,7 @@ def _eval_rule(scope: Scope, index: int, rule: Mapping[str, Any]) -> RuleEvidenc
     branch = rule.get("then")
     label = str(rule.get("label") or f"Rule {index}")
     when = rule.get("when")
-    ev = built(
-        RuleEvidence,
+    ev = _build_rule(
         {
             "index": index,
             "type": "function" if callable(when) else "filter",
@@ -164,8 +167,7 @@ def _eval_rule(scope: Scope, index: int, rule: Mapping[str, Any]) -> RuleEvidenc
             "conditions": [],
             "inputs": [],
             "error": None,
-        },
-        _RULE_FIELDS,
+        }
     )
     if not isinstance(branch, str) or not branch:
         ev.error = "rule has no 'then' branch id"
@@ -226,10 +228,8 @@ def decide(scope: Scope, rules: Sequence[Mapping[str, Any]], default: str | None
     used = default_used and default is not None
     data: dict[str, Any] = {"kind": "decide", "rules": evidence, "chosen": [chosen] if chosen else []}
     data.update(default=default, default_used=used)
-    found = built(DecisionEvidence, data, _EVIDENCE_FIELDS)
-    return built(
-        DecisionResult, {"branches": (chosen,) if chosen is not None else (), "evidence": found}, _RESULT_FIELDS
-    )
+    found = _build_evidence(data)
+    return _build_result({"branches": (chosen,) if chosen is not None else (), "evidence": found})
 
 
 def select(scope: Scope, rules: Sequence[Mapping[str, Any]]) -> DecisionResult:
