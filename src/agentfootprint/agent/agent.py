@@ -87,6 +87,7 @@ from agentfootprint.flow import (
     Redactor,
     render_narrative,
 )
+from agentfootprint.flow._frozen import thaw
 from agentfootprint.flow._trusted import trusted
 from agentfootprint.flow.errors import RAW_STATE_ATTR
 from agentfootprint.flow.recording import RecordingDials
@@ -144,7 +145,7 @@ class Agent:
         self._pending: dict[str, Any] | None = None
         self._abandoned: list[dict[str, Any]] = []
         self._last_flow: FlowResult | None = None
-        self._raw: dict[str, Any] | Callable[[], dict[str, Any]] | None = None
+        self._raw: Mapping[str, Any] | Callable[[], Mapping[str, Any]] | None = None
         """The last leg's final state with real values, or the one call that copies it out when first read."""
         self._last_snapshot: FlowSnapshot | None = None
         self._last_conversation: dict[str, Any] | None = None
@@ -289,8 +290,9 @@ class Agent:
         return Agent(self.config.without(set(source_ids)))
 
     @property
-    def _last_raw(self) -> dict[str, Any] | None:
-        """The last leg's final state with real values (for the runtime, never to serve)."""
+    def _last_raw(self) -> Mapping[str, Any] | None:
+        """The last leg's final state with real values, read-only (for the runtime, never to serve): an accessor
+        copies only what it hands out."""
         raw = self._raw
         return raw() if callable(raw) else raw
 
@@ -693,7 +695,7 @@ class Agent:
         self._answered_ask = dict(run.answered_ask) if run.answered_ask is not None else None
         raw = flow.committed_state()  # read in place: what leaves here is scalars, models or fresh JSON
         self._last_flow = flow
-        self._raw = flow.raw_state  # the caller's copy is made only when an accessor first reads it
+        self._raw = flow.committed_state  # read in place by the accessors: each copies only what it hands out
         self._last_snapshot = flow.snapshot
         run.final_state = flow.state
         outcome = RunOutcome(
@@ -1086,7 +1088,7 @@ class Agent:
         """Why the last turn stopped short (``max-iterations`` / ``cost-budget``), or None."""
         raw = self._last_raw or {}
         stopped = raw.get("stopped_early")
-        return StoppedEarly.model_validate(stopped) if stopped else None
+        return StoppedEarly.model_validate(thaw(stopped)) if stopped else None
 
     def last_snapshot(self) -> FlowSnapshot | None:
         """The served (redacted) record of the run in flight, partially filled, when called mid-run (from a
