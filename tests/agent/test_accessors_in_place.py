@@ -73,7 +73,8 @@ def _finding_model(req: LLMRequest) -> Any:
     if calls == 0:
         return _call("port_state", {"port": "7", "_basis": "is port 7 up?"}, "p1")
     if calls == 1:
-        return _call("file_finding", {"tool_call_id": "p1", "standing": "fact", "assertions": [{"about": "port 7", "value": "down"}]}, "f1")  # fmt: skip
+        finding = {"tool_call_id": "p1", "standing": "fact", "assertions": [{"about": "port 7", "value": "down"}]}
+        return _call("file_finding", finding, "f1")
     return "Port 7 is down."
 
 
