@@ -7,6 +7,7 @@ replayed from the pause data, the paused one gets its answer, and the rest run.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, cast
@@ -25,7 +26,7 @@ from agentfootprint.agent.turn import HistoryEntry, ToolCallRecord, ToolResultRe
 from agentfootprint.events import EventSink
 from agentfootprint.events import types as ev
 from agentfootprint.flow import Scope, pause, resume_answer
-from agentfootprint.flow._frozen import thaw
+from agentfootprint.flow._frozen import FrozenDict, FrozenList, freeze, thaw
 from agentfootprint.tools import RunStoppingError, Tool, ToolContext, ToolOutcome
 from agentfootprint.tools._codes import ERR_TOOL_RAISED
 from agentfootprint.tools.execute import execute_tool
@@ -90,9 +91,7 @@ class ToolCalls:
                     row = {"kind": "clock-on-resume", "passed": passed, "kept": thaw(kept), "applied": False}
                     turn.append(Turn.clock_rows, row)
         completed: list[dict[str, Any]] = list(answer.get("completed", ())) if resuming else []
-        asked: HistoryEntry = {"role": "assistant", "content": response["content"], "tool_calls": thaw(calls)}
-        if response.get("reasoning"):
-            asked["reasoning"] = thaw(response["reasoning"])
+        asked = _asked(response)
         batch = _Batch(messages=[asked], activated=list(turn.activated_skills))
         offered = {spec["name"] for spec in turn.tool_specs}
         for index, call in enumerate(calls):
@@ -107,7 +106,8 @@ class ToolCalls:
             if self.config.ablated_results:
                 result = self._ablated(turn, batch, call["name"], result)
             self._record(run, scope, batch, call, result, iteration)
-        turn.append(Turn.history, *batch.messages)
+        # the assistant entry shares the recorded reply's frozen calls; the tool messages are frozen as appended
+        turn.scope._append_frozen(Turn.history.key, [asked, *[freeze(m) for m in batch.messages[1:]]])
         turn.append(Turn.tool_results, *batch.records)
         turn.last_tool_results = batch.returns
         margins = tool_choice_margins(calls, turn.tool_specs)
@@ -431,6 +431,20 @@ class ToolCalls:
             },
             iteration,
         )
+
+
+def _asked(response: Mapping[str, Any]) -> HistoryEntry:
+    """The history entry of the model's tool-calling reply, frozen: ``freeze`` of the entry built from thawed copies
+    of the reply's calls and reasoning, with the recorded (immutable) ones shared instead of copied again."""
+    calls = response["tool_calls"]
+    entry = {"role": "assistant", "content": freeze(response["content"]), "tool_calls": _shared(calls)}
+    if response.get("reasoning"):
+        entry["reasoning"] = _shared(response["reasoning"])
+    return cast(HistoryEntry, FrozenDict(entry))
+
+
+def _shared(value: Any) -> Any:
+    return value if type(value) is FrozenList else freeze(value)
 
 
 def check_decision(answer: Any, request_id: str) -> ConsentDecision:

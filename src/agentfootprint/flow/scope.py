@@ -168,7 +168,11 @@ class Scope:
     def append(self, key: str, *items: Any) -> None:
         """Append to a list without copying it; recorded as an ``append`` delta holding only the new items."""
         check_key(key)
-        frozen = [freeze(i) for i in items]
+        self._append_frozen(key, [freeze(i) for i in items])
+
+    def _append_frozen(self, key: str, frozen: list[Any]) -> None:
+        """``append`` (of a checked key) of items already frozen, kept by reference: values of this run's state or
+        built only from them, read-only for good (never a top-level list the engine grows in place)."""
         st = self._staged.get(key)
         if st is None:
             base = self._ns.state.get(key, MISSING)
