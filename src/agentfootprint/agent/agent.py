@@ -148,7 +148,8 @@ class Agent:
         self._raw: Mapping[str, Any] | Callable[[], Mapping[str, Any]] | None = None
         """The last leg's final state with real values, or the one call that copies it out when first read."""
         self._last_snapshot: FlowSnapshot | None = None
-        self._last_conversation: dict[str, Any] | None = None
+        self._last_conversation: str | None = None
+        """The last conversation's checkpoint as JSON text: one string, not a tree of dicts and lists per message."""
         self._last_identity: Identity | None = None
         self._last_events: list[AgentEvent] = []
         self._last_run_input: dict[str, Any] | None = None
@@ -459,9 +460,9 @@ class Agent:
         opts = read_options(door, options)
         passed = self._passed_time(door, opts.time)
         self._guard()
-        conversation = self._last_conversation
-        if conversation is None:
+        if self._last_conversation is None:
             raise NoConversationError(f"agent '{self.name}' has no completed conversation to follow up; call run()")
+        conversation = json.loads(self._last_conversation)
         ident = caller(identity) if identity is not None else self._last_identity
         self._in_flight = True
         own = _conversation_checkpoint(  # the agent's own conversation in memory: not a door
@@ -717,8 +718,8 @@ class Agent:
         self._pending = None
         answer = raw.get("answer") or ""
         history = list(raw.get("history") or [])
-        self._last_conversation = self._conversation(
-            run, [*history, {"role": "assistant", "content": answer}], iterations, raw
+        self._last_conversation = json.dumps(
+            self._conversation(run, [*history, {"role": "assistant", "content": answer}], iterations, raw)
         )
         self._last_identity = run.identity
         await remember_turn(  # context memory: write the completed turn under the run's memory namespace
@@ -790,7 +791,7 @@ class Agent:
             "request_id": data.get("request_id"),
         }
         raw = flow.raw_state()  # the conversation as of the pause: no answer appended (a pause is unfinished)
-        self._last_conversation = self._conversation(run, list(raw.get("history") or []), iterations, raw)
+        self._last_conversation = json.dumps(self._conversation(run, list(raw.get("history") or []), iterations, raw))
         self._last_identity = run.identity
         question = run.redactor.redact(data["question"]) if run.redactor.active else data["question"]
         run.emit(ev.AGENT_TURN_END, lambda: {"status": "paused", "iterations": iterations})
@@ -1052,7 +1053,7 @@ class Agent:
     def checkpoint(self) -> dict[str, Any] | None:
         """The last conversation as JSON (real values; sealed with a key), for ``run(..., continue_from=...)``.
         After a run that paused, the conversation as of the pause, with no answer appended."""
-        return json.loads(json.dumps(self._last_conversation)) if self._last_conversation is not None else None
+        return json.loads(self._last_conversation) if self._last_conversation is not None else None
 
     async def drain_observers(self, *, timeout: float | None = 5.0) -> ObserverDrainResult:
         """Deliver the last run's deferred events and await async listeners, up to ``timeout`` seconds; reports

@@ -1,0 +1,97 @@
+"""The agent keeps its last conversation checkpoint as JSON text (one string, not a tree of dicts and lists per
+message): ``checkpoint()`` and ``follow_up`` see exactly what the kept dict gave before."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentfootprint import Agent, define_tool
+from agentfootprint.agent.agent import Agent as AgentClass
+from agentfootprint.providers import LLMRequest, mock
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal value for value and type for type (True is not 1, 1.0 is not 1)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def _spy(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """Every conversation checkpoint the agent builds, as built (what the old path kept and round-tripped)."""
+    built: list[dict[str, Any]] = []
+    original = AgentClass._conversation
+
+    def spy(self: Any, *args: Any) -> dict[str, Any]:
+        value: dict[str, Any] = original(self, *args)
+        built.append(value)
+        return value
+
+    monkeypatch.setattr(AgentClass, "_conversation", spy)
+    return built
+
+
+def _tool() -> Any:
+    schema = {"type": "object", "properties": {"x": {}}}
+    return define_tool(name="look", description="look", input_schema=schema, execute=lambda args, ctx: args)
+
+
+text = st.text(max_size=12)  # any code point, lone surrogates included
+json_leaf = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | text
+json_value = st.recursive(
+    json_leaf, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(text, inner, max_size=3), max_leaves=10
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(message=text.filter(str.strip), args=json_value, answer=text)
+def test_property_checkpoint_equals_the_old_path(message: str, args: Any, answer: str) -> None:
+    import asyncio
+
+    with pytest.MonkeyPatch.context() as mp:
+        built = _spy(mp)
+        provider = mock(replies=[{"tool_calls": [{"id": "c1", "name": "look", "args": {"x": args}}]}, answer])
+        agent = Agent.create(provider=provider, model="m").tool(_tool()).build()
+        asyncio.run(agent.run(message))
+    assert isinstance(agent._last_conversation, str)
+    got = agent.checkpoint()
+    assert _same(got, json.loads(json.dumps(built[-1])))
+    assert got is not agent.checkpoint()  # a fresh copy on every call
+
+
+async def test_follow_up_continues_the_same_conversation_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[LLMRequest] = []
+
+    def respond(req: LLMRequest) -> Any:
+        seen.append(req)
+        return f"answer {len(seen)}"
+
+    built = _spy(monkeypatch)
+    agent = Agent.create(provider=mock(respond=respond), model="m").build()
+    await agent.run("first \ud800 question")
+    cp = agent.checkpoint()
+    assert cp is not None
+    cp["history"].clear()  # hostile: the caller edits what it received
+    result = await agent.follow_up("second")
+    assert result.answer == "answer 2"
+    assert [(m.role, m.content) for m in seen[1].messages if m.role != "system"] == [
+        ("user", "first \ud800 question"),
+        ("assistant", "answer 1"),
+        ("user", "second"),
+    ]
+    assert _same(agent.checkpoint(), json.loads(json.dumps(built[-1])))
+    assert [m["content"] for m in agent.checkpoint()["history"]] == [  # type: ignore[index]
+        "first \ud800 question",
+        "answer 1",
+        "second",
+        "answer 2",
+    ]
