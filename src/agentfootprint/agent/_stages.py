@@ -33,8 +33,9 @@ from agentfootprint.context.memory import remember_turn
 from agentfootprint.context.window import current_request, pinned_tool_results
 from agentfootprint.events import EventSink
 from agentfootprint.events import types as ev
-from agentfootprint.flow import DecisionResult, Scope, decide
+from agentfootprint.flow import Scope
 from agentfootprint.flow._frozen import thaw
+from agentfootprint.flow.decide import DecisionPlan, PlannedDecision
 from agentfootprint.providers import (
     LLMRequest,
     LLMResponse,
@@ -129,6 +130,9 @@ class Stages:
                 0, {"when": {"budget_exceeded": {"eq": True}}, "then": "final", "label": "Cost budget exceeded"}
             )
         self.rules = rules
+        plan = DecisionPlan.plan(rules, "final")
+        assert plan is not None  # the loop's own rules are plain filters
+        self.route_plan = plan
 
     def run_of(self, scope: Scope) -> AgentRun:
         return AgentRun.of(scope, self.config, self.events)
@@ -486,8 +490,8 @@ class Stages:
         )
 
     # -- route and final --------------------------------------------------------------------------------------
-    def route(self, scope: Scope) -> DecisionResult:
-        decision = decide(scope, self.rules, "final")
+    def route(self, scope: Scope) -> PlannedDecision:
+        decision = self.route_plan(scope)  # decide(scope, self.rules, "final"), planned once per chart
         run = self.run_of(scope)
         iteration = scope["iteration"]
         emit(

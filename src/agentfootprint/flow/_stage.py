@@ -13,7 +13,7 @@ from agentfootprint.flow._namespace import Namespace
 from agentfootprint.flow._state import RunState
 from agentfootprint.flow.chart import Node
 from agentfootprint.flow.commit import Commit
-from agentfootprint.flow.decide import DecisionResult
+from agentfootprint.flow.decide import DecisionResult, PlannedDecision
 from agentfootprint.flow.errors import UnknownBranchError
 from agentfootprint.flow.pause import _NO_ANSWER, CheckpointFrame, PauseSignal
 from agentfootprint.flow.scope import Scope
@@ -161,7 +161,10 @@ async def run_stage(
 
 
 def decision_of(node: Node, out: Any, *, multi: bool) -> tuple[list[str], dict[str, Any]]:
-    if isinstance(out, DecisionResult):
+    if type(out) is PlannedDecision:  # a planned decide: its evidence is already the JSON
+        chosen = list(out.branches)
+        evidence = out.evidence_json()
+    elif isinstance(out, DecisionResult):
         chosen = list(out.branches)
         evidence = out.evidence.model_dump(mode="json")
     elif isinstance(out, str):

@@ -232,6 +232,136 @@ def decide(scope: Scope, rules: Sequence[Mapping[str, Any]], default: str | None
     return _build_result({"branches": (chosen,) if chosen is not None else (), "evidence": found})
 
 
+_PLANNED_THRESHOLD = frozenset({int, str, bool, type(None)})
+"""Threshold types a plan takes: each one's evidence form (``_safe_threshold``) is itself JSON, as dumped."""
+
+
+class PlannedDecision:
+    """What a :class:`DecisionPlan` returns: the chosen branch and the evidence as the JSON ``DecisionResult``'s
+    evidence dumps to (what a decider's commit records); the evidence models are built only when read."""
+
+    __slots__ = ("_chosen", "_default", "_default_used", "_rules", "branches")
+
+    def __init__(self, branches: tuple[str, ...], rules: list[dict[str, Any]], default: str | None, used: bool):
+        self.branches = branches
+        self._rules = rules
+        self._chosen = [branches[0]] if branches and branches[0] else []
+        self._default = default
+        self._default_used = used
+
+    @property
+    def branch(self) -> str | None:
+        return self.branches[0] if self.branches else None
+
+    def evidence_json(self) -> dict[str, Any]:
+        """``decide(...).evidence.model_dump(mode="json")``: a fresh top level over the rules' JSON."""
+        return {
+            "kind": "decide",
+            "rules": self._rules,
+            "chosen": list(self._chosen),
+            "default": self._default,
+            "default_used": self._default_used,
+        }
+
+    @property
+    def evidence(self) -> DecisionEvidence:
+        """The evidence models ``decide`` builds (equal field for field and in fields-set)."""
+        rules: list[RuleEvidence] = []
+        for r in self._rules:
+            rule = _build_rule({**r, "conditions": [_build_condition(dict(c)) for c in r["conditions"]], "inputs": []})
+            if r["error"] is not None:  # ``decide`` assigns it, and pydantic counts an assigned field as set
+                rule.__pydantic_fields_set__.add("error")
+            rules.append(rule)
+        data: dict[str, Any] = {"kind": "decide", "rules": rules, "chosen": list(self._chosen)}
+        data.update(default=self._default, default_used=self._default_used)
+        return _build_evidence(data)
+
+
+class DecisionPlan:
+    """``decide(scope, rules, default)`` for filter rules fixed when the chart is built: every rule's shape is
+    checked once, so a call only reads, compares and writes the evidence JSON (``plan`` says which rules qualify)."""
+
+    __slots__ = ("_default", "_rules")
+
+    def __init__(self, rules: list[tuple[str, str, list[tuple[str, list[tuple[str, Any, Any]]]]]], default: str | None):
+        self._rules = rules
+        self._default = default
+
+    @staticmethod
+    def plan(rules: Sequence[Mapping[str, Any]], default: str | None = None) -> DecisionPlan | None:
+        """A plan of ``rules`` (copied now: later edits to them are not seen), or None when a rule is not a plain
+        filter (a callable, an unknown operator, a threshold other than int/str/bool/None, no branch)."""
+        if default is not None and type(default) is not str:
+            return None
+        planned: list[tuple[str, str, list[tuple[str, list[tuple[str, Any, Any]]]]]] = []
+        for index, rule in enumerate(_check_rules(rules)):
+            branch, when = rule.get("then"), rule.get("when")
+            if type(branch) is not str or not branch or not isinstance(when, Mapping) or not when:
+                return None
+            keys: list[tuple[str, list[tuple[str, Any, Any]]]] = []
+            for key, ops in when.items():
+                if type(key) is not str or not isinstance(ops, Mapping) or not ops:
+                    return None
+                checks: list[tuple[str, Any, Any]] = []
+                for op, threshold in ops.items():
+                    if type(op) is not str or op not in OPS or type(threshold) not in _PLANNED_THRESHOLD:
+                        return None
+                    checks.append((op, threshold, _safe_threshold(threshold)))
+                keys.append((key, checks))
+            planned.append((branch, str(rule.get("label") or f"Rule {index}"), keys))
+        return DecisionPlan(planned, default)
+
+    def __call__(self, scope: Scope) -> PlannedDecision:
+        """Evaluate every rule (evidence for all, the same reads in the same order), choose the first match."""
+        rules: list[dict[str, Any]] = []
+        chosen: str | None = None
+        for index, (branch, label, keys) in enumerate(self._rules):
+            error: str | None = None
+            all_true = True
+            conditions: list[dict[str, Any]] = []
+            for key, checks in keys:
+                actual = scope.get(key, _MISSING)
+                redacted = scope._is_redacted(key)
+                shown = "undefined" if actual is _MISSING else (REDACTED if redacted else summarize_value(actual))
+                for op, threshold, shown_threshold in checks:
+                    try:
+                        ok = False if actual is _MISSING else _compare(op, actual, threshold)
+                    except Exception as exc:  # a rule that raises is recorded, never propagated
+                        ok = False
+                        error = f"{type(exc).__name__}: {str(exc)[:200]}"
+                    conditions.append(
+                        {
+                            "key": key,
+                            "op": op,
+                            "threshold": REDACTED if redacted else shown_threshold,
+                            "actual": shown,
+                            "result": ok,
+                            "redacted": redacted,
+                        }
+                    )
+                    all_true = all_true and ok
+            matched = all_true and error is None
+            if matched and chosen is None:
+                chosen = branch
+            rules.append(
+                {
+                    "index": index,
+                    "type": "filter",
+                    "branch": branch,
+                    "label": label,
+                    "matched": matched,
+                    "conditions": conditions,
+                    "inputs": [],
+                    "error": error,
+                }
+            )
+        default = self._default
+        used = chosen is None and default is not None
+        if chosen is None:
+            chosen = default
+        return PlannedDecision((chosen,) if chosen is not None else (), rules, default, used)
+
+
 def select(scope: Scope, rules: Sequence[Mapping[str, Any]]) -> DecisionResult:
     """Evaluate every rule and choose all that matched (possibly none)."""
     evidence = [_eval_rule(scope, i, r) for i, r in enumerate(_check_rules(rules))]
