@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentfootprint import Agent, define_tool
+from agentfootprint.agent._seal import seal
 from agentfootprint.agent.agent import Agent as AgentClass
 from agentfootprint.providers import LLMRequest, mock
 
@@ -26,18 +27,23 @@ def _same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def _spy(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
-    """Every conversation checkpoint the agent builds, as built (what the old path kept and round-tripped)."""
-    built: list[dict[str, Any]] = []
-    original = AgentClass._conversation
+def _spy(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every conversation checkpoint the agent builds (the model, before it is written out)."""
+    built: list[Any] = []
+    original = AgentClass._conversation_model
 
-    def spy(self: Any, *args: Any) -> dict[str, Any]:
-        value: dict[str, Any] = original(self, *args)
+    def spy(self: Any, *args: Any) -> Any:
+        value = original(self, *args)
         built.append(value)
         return value
 
-    monkeypatch.setattr(AgentClass, "_conversation", spy)
+    monkeypatch.setattr(AgentClass, "_conversation_model", spy)
     return built
+
+
+def _old(model: Any, key: Any) -> Any:
+    """The old path: the sealed JSON dict was kept, and ``checkpoint()`` returned ``loads(dumps(kept))``."""
+    return json.loads(json.dumps(seal(model.to_json(), key)))
 
 
 def _tool() -> Any:
@@ -52,19 +58,21 @@ json_value = st.recursive(
 )
 
 
-@settings(max_examples=40, deadline=None)
-@given(message=text.filter(str.strip), args=json_value, answer=text)
-def test_property_checkpoint_equals_the_old_path(message: str, args: Any, answer: str) -> None:
+@settings(max_examples=60, deadline=None)
+@given(message=text.filter(str.strip), args=json_value, answer=text, sealed=st.booleans())
+def test_property_checkpoint_equals_the_old_path(message: str, args: Any, answer: str, sealed: bool) -> None:
+    """Any text (lone surrogates take Python's encoder), any arguments, with and without a checkpoint key."""
     import asyncio
 
+    key = "k" * 32 if sealed else None
     with pytest.MonkeyPatch.context() as mp:
         built = _spy(mp)
         provider = mock(replies=[{"tool_calls": [{"id": "c1", "name": "look", "args": {"x": args}}]}, answer])
-        agent = Agent.create(provider=provider, model="m").tool(_tool()).build()
+        agent = Agent.create(provider=provider, model="m", checkpoint_key=key).tool(_tool()).build()
         asyncio.run(agent.run(message))
     assert isinstance(agent._last_conversation, str)
     got = agent.checkpoint()
-    assert _same(got, json.loads(json.dumps(built[-1])))
+    assert _same(got, _old(built[-1], agent.config.checkpoint_key))
     assert got is not agent.checkpoint()  # a fresh copy on every call
 
 
@@ -88,10 +96,19 @@ async def test_follow_up_continues_the_same_conversation_as_before(monkeypatch: 
         ("assistant", "answer 1"),
         ("user", "second"),
     ]
-    assert _same(agent.checkpoint(), json.loads(json.dumps(built[-1])))
+    assert _same(agent.checkpoint(), _old(built[-1], None))
     assert [m["content"] for m in agent.checkpoint()["history"]] == [  # type: ignore[index]
         "first \ud800 question",
         "answer 1",
         "second",
         "answer 2",
     ]
+
+
+async def test_the_kept_text_is_written_directly_and_reads_back_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    built = _spy(monkeypatch)
+    provider = mock(replies=[{"tool_calls": [{"id": "c1", "name": "look", "args": {"x": [1.5, {"y": None}]}}]}, "ok"])
+    agent = Agent.create(provider=provider, model="m").tool(_tool()).build()
+    await agent.run("plain text, é and 🙂")
+    assert agent._last_conversation == built[-1].to_json_text()  # no Python encoder pass on the common path
+    assert _same(agent.checkpoint(), _old(built[-1], None))

@@ -10,6 +10,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, cast, overload
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import PydanticSerializationError
 from typing_extensions import Unpack
 
 from agentfootprint._sync import run_sync
@@ -673,12 +674,30 @@ class Agent:
     ) -> dict[str, Any]:
         """The conversation checkpoint (sealed with a key), with what each extension carries across turns and, from
         the run's own committed state, the folded spans behind its summaries (one reader for both carriers)."""
+        conversation = self._conversation_model(run, history, iterations, raw).to_json()
+        return seal(conversation, self.config.checkpoint_key)  # freshly built plain JSON: nothing shared
+
+    def _conversation_text(
+        self, run: AgentRun, history: list[dict[str, Any]], iterations: int, raw: Mapping[str, Any] | None
+    ) -> str:
+        """``json.dumps(self._conversation(...))`` up to spacing: the kept form of the last conversation."""
+        model = self._conversation_model(run, history, iterations, raw)
+        if self.config.checkpoint_key is None:
+            try:
+                return model.to_json_text()
+            except PydanticSerializationError:
+                pass  # text only Python's encoder writes (a lone surrogate), or a value to_json refuses as well
+        return json.dumps(seal(model.to_json(), self.config.checkpoint_key))
+
+    def _conversation_model(
+        self, run: AgentRun, history: list[dict[str, Any]], iterations: int, raw: Mapping[str, Any] | None
+    ) -> ConversationCheckpoint:
         carried = {}
         for ext in self.config.hooks.checkpoint:
             value = ext.checkpoint(run.ctx(ext))
             if value is not None:
                 carried[ext.name] = json.loads(json.dumps(value))
-        conversation = _conversation_checkpoint(
+        return _conversation_checkpoint(
             run_id=run.run_id,
             history=history,
             identity=_identity_dict(run.identity),
@@ -689,8 +708,7 @@ class Agent:
             window_measure=_measure(raw),
             agent=stamp(self.config),
             seal=None,
-        ).to_json()  # freshly built plain JSON (str keys, finite floats): nothing shared, nothing to round-trip
-        return seal(conversation, self.config.checkpoint_key)
+        )
 
     async def _finish(self, run: AgentRun, flow: FlowResult) -> RunResult:
         self._answered_ask = dict(run.answered_ask) if run.answered_ask is not None else None
@@ -718,8 +736,8 @@ class Agent:
         self._pending = None
         answer = raw.get("answer") or ""
         history = list(raw.get("history") or [])
-        self._last_conversation = json.dumps(
-            self._conversation(run, [*history, {"role": "assistant", "content": answer}], iterations, raw)
+        self._last_conversation = self._conversation_text(
+            run, [*history, {"role": "assistant", "content": answer}], iterations, raw
         )
         self._last_identity = run.identity
         await remember_turn(  # context memory: write the completed turn under the run's memory namespace
@@ -791,7 +809,7 @@ class Agent:
             "request_id": data.get("request_id"),
         }
         raw = flow.raw_state()  # the conversation as of the pause: no answer appended (a pause is unfinished)
-        self._last_conversation = json.dumps(self._conversation(run, list(raw.get("history") or []), iterations, raw))
+        self._last_conversation = self._conversation_text(run, list(raw.get("history") or []), iterations, raw)
         self._last_identity = run.identity
         question = run.redactor.redact(data["question"]) if run.redactor.active else data["question"]
         run.emit(ev.AGENT_TURN_END, lambda: {"status": "paused", "iterations": iterations})

@@ -105,8 +105,15 @@ class ConversationCheckpoint(BaseModel):
 
     def to_json(self) -> dict[str, Any]:
         """The checkpoint as plain JSON (optional parts only when present)."""
-        empty = {k for k in ("extensions", "folded", "window_measure", "agent", "seal") if not getattr(self, k)}
-        return self.model_dump(mode="json", exclude=empty or None)
+        return self.model_dump(mode="json", exclude=self._absent())
+
+    def to_json_text(self) -> str:
+        """``json.dumps(self.to_json())`` up to spacing, written directly (refused for text only Python's encoder
+        writes, such as a lone surrogate)."""
+        return self.model_dump_json(exclude=self._absent())
+
+    def _absent(self) -> set[str] | None:
+        return {k for k in ("extensions", "folded", "window_measure", "agent", "seal") if not getattr(self, k)} or None
 
 
 class AgentPauseCheckpoint(BaseModel):
