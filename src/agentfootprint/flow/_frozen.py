@@ -51,13 +51,20 @@ class FrozenList(list[Any]):
         return thaw(self)  # type: ignore[no-any-return]
 
 
+EMPTY_LIST = FrozenList()
+EMPTY_DICT = FrozenDict()
+"""What ``freeze`` makes of any empty list, tuple or dict: one immutable value each, so state keeps no empty
+container of its own (``extend_in_place`` is for the lists the engine made itself, never these)."""
+
 _extend = list.extend
 _dict_set = dict.__setitem__
 _list_set = list.__setitem__
 
 
 def extend_in_place(target: list[Any], items: Iterable[Any]) -> None:
-    """Engine-only append path: grows a committed list without copying it."""
+    """Engine-only append path: grows a committed list without copying it (one the engine made, never shared)."""
+    if target is EMPTY_LIST:
+        raise TypeError("the shared empty list is never grown in place")
     _extend(target, items)
 
 
@@ -74,6 +81,8 @@ def freeze(value: Any, _depth: int = 0) -> Any:
     if t in _ATOMIC:
         return value
     if t is dict or t is FrozenDict or t is list or t is tuple or t is FrozenList:  # copied whole, then patched
+        if not value:  # nothing to copy: the one shared empty (the engine grows only lists it made itself)
+            return EMPTY_DICT if t is dict or t is FrozenDict else EMPTY_LIST
         depth = _depth + 1
         if depth > 200 and value:  # each item would be refused one level down
             raise ValueError(_TOO_DEEP)

@@ -6,7 +6,7 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from agentfootprint.flow._frozen import FrozenDict, FrozenList, freeze, thaw
+from agentfootprint.flow._frozen import EMPTY_LIST, FrozenDict, freeze, thaw
 from agentfootprint.flow._namespace import Namespace
 from agentfootprint.flow._trusted import shape, trusted
 from agentfootprint.flow.cancel import CancelToken
@@ -29,7 +29,7 @@ _STAGE_FIELDS_SET = (
 )
 """The fields ``record`` is given for a completed stage, in the order it is given them (``record_stage``)."""
 _build_stage_commit = shape(Commit, _STAGE_FIELDS_SET)
-_NO_ITEMS: list[Any] = FrozenList()
+_NO_ITEMS: list[Any] = EMPTY_LIST
 """A commit's empty list (no writes, emits or redacted paths): one shared and immutable, so a record keeps none."""
 
 
