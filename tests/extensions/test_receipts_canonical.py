@@ -50,3 +50,33 @@ def test_a_cycle_is_refused_as_json_dumps_refuses_it() -> None:
         canonical_json(loop)
     with pytest.raises(ValueError, match="Circular reference detected"):
         canonical_json(loop)  # a fresh marker table each call: the first refusal leaves nothing behind
+
+
+def test_a_cycle_inside_a_value_is_refused_and_later_values_encode_as_before() -> None:
+    inner: dict[str, Any] = {"k": 1}
+    inner["self"] = {"back": inner}
+    with pytest.raises(ValueError, match="Circular reference detected"):
+        canonical_json({"a": [inner]})
+    assert canonical_json({"a": [{"k": 1}]}) == _dumps({"a": [{"k": 1}]})
+
+
+def test_a_value_nested_too_deep_is_refused_as_json_dumps_refuses_it() -> None:
+    deep: list[Any] = []
+    for _ in range(100_000):
+        deep = [deep]
+    with pytest.raises(RecursionError):
+        _dumps(deep)
+    with pytest.raises(RecursionError):
+        canonical_json(deep)
+
+
+def test_an_object_shown_through_str_is_encoded_once_per_call() -> None:
+    calls: list[int] = []
+
+    class Counted:
+        def __str__(self) -> str:
+            calls.append(1)
+            return "c"
+
+    assert canonical_json({"x": Counted(), "y": [Counted()]}) == '{"x":"c","y":["c"]}'
+    assert len(calls) == 2

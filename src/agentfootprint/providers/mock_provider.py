@@ -7,6 +7,7 @@ import json
 import re
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 from typing import Any, TypeAlias
 
 from agentfootprint.providers._clone import deep_clone
@@ -22,6 +23,23 @@ _CALL_KEYS = ("id", "name", "args")
 _WORD_CHUNK = re.compile(r"\s*\S+|\s+$")
 _ARGS_TEXT = json.JSONEncoder(sort_keys=True, default=str)
 """Tool arguments as ``json.dumps(args, sort_keys=True, default=str)`` writes them (the encoder built once)."""
+_ARGS_UNCHECKED = (
+    c_make_encoder(None, str, encode_basestring_ascii, None, ": ", ", ", True, False, True)
+    if c_make_encoder is not None
+    else None
+)
+"""The C encoder ``_ARGS_TEXT`` builds per call, made once without a marker table (it keeps no state: shareable)."""
+
+
+def _args_text(args: Any) -> str:
+    """``_ARGS_TEXT.encode(args)``; only arguments that recursed too deep are encoded again with the cycle check,
+    so a cycle is refused as ``json.dumps`` refuses it."""
+    if _ARGS_UNCHECKED is None or type(args) is not dict:
+        return _ARGS_TEXT.encode(args)
+    try:
+        return "".join(_ARGS_UNCHECKED(args, 0))
+    except RecursionError:
+        return _ARGS_TEXT.encode(args)
 
 
 def _words(text: str) -> int:
@@ -105,7 +123,7 @@ def coerce_reply(value: object, where: str) -> LLMResponse:
 def _message_words(message: Message) -> int:
     words = _words(message.content)
     for call in message.tool_calls:
-        words += 1 + _words(_ARGS_TEXT.encode(call.args))
+        words += 1 + _words(_args_text(call.args))
     return words
 
 
@@ -144,7 +162,7 @@ def estimate_usage(request: LLMRequest, response: LLMResponse, tally: _WordTally
     )
     words_out = _words(response.content)
     for call in response.tool_calls:
-        words_out += 1 + _words(_ARGS_TEXT.encode(call.args))
+        words_out += 1 + _words(_args_text(call.args))
     return Usage(input_tokens=words_in, output_tokens=words_out)
 
 
@@ -253,7 +271,10 @@ class MockProvider(BaseProvider):
             update["model"] = request.model or self.name
         if response.finish_reason is None:
             update["finish_reason"] = "tool_calls" if response.tool_calls else "stop"
-        return response.model_copy(update=update) if update else response
+        if update:  # ``response.model_copy(update=update)`` made in place: ``_answer`` built it, nobody else holds it
+            response.__dict__.update(update)
+            response.__pydantic_fields_set__.update(update)
+        return response
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         """Return the next scripted answer."""
