@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import gc
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -85,4 +86,38 @@ def shape(cls: type[M], fields: tuple[str, ...]) -> Callable[[dict[str, Any]], M
     return build
 
 
-__all__ = ["shape", "trusted"]
+def inline(cls: type[M], fields: tuple[str, ...]) -> Callable[..., M]:
+    """``shape(cls, fields)`` given every field's value positionally (declared order), keeping the values in the
+    instance itself: no ``__dict__`` object until something reads it (then the same dict, in the same order). Falls
+    back to ``shape`` when the class cannot keep them so (its attribute keys were sized before this ran)."""
+    names = tuple(cls.__pydantic_fields__)
+    by_dict = shape(cls, fields)
+    if not _keeps_inline(cls, names):
+        return lambda *values: by_dict(dict(zip(names, values, strict=True)))
+    shared = set(fields) if cls.model_config.get("frozen") else None
+    params = [f"v{i}" for i in range(len(names))]
+    lines = [f"def build({', '.join(params)}):", "    m = _new(cls)"]
+    lines += [f"    _set(m, {name!r}, {param})" for name, param in zip(names, params, strict=True)]
+    lines += [
+        "    _set(m, '__pydantic_fields_set__', set(fields) if shared is None else shared)",
+        "    _set(m, '__pydantic_extra__', None)",
+        "    _set(m, '__pydantic_private__', None)",
+        "    return m",
+    ]
+    space: dict[str, Any] = {"_new": _new, "_set": _set, "cls": cls, "fields": fields, "shared": shared}
+    exec("\n".join(lines), space)  # one straight-line builder per shape: no loop per field on the hot path
+    built: Callable[..., M] = space["build"]
+    return built
+
+
+def _keeps_inline(cls: type[BaseModel], names: tuple[str, ...]) -> bool:
+    """Store every field once on a probe, in declared order: the class's shared attribute keys then hold them
+    all (later instances keep their values inline) unless the keys were already spent."""
+    probe = _new(cls)
+    marker: list[Any] = []
+    for name in names:
+        _set(probe, name, marker)
+    return not any(type(ref) is dict for ref in gc.get_referents(probe))  # a materialized __dict__ would show
+
+
+__all__ = ["inline", "shape", "trusted"]

@@ -15,7 +15,7 @@ from agentfootprint.flow._frozen import (
     list_tail_if_extended,
 )
 from agentfootprint.flow._namespace import MISSING, Namespace
-from agentfootprint.flow._trusted import shape
+from agentfootprint.flow._trusted import inline
 from agentfootprint.flow.commit import Write
 from agentfootprint.flow.errors import InvalidStateKeyError
 from agentfootprint.flow.recording import DEFAULT_DIALS
@@ -26,12 +26,13 @@ if TYPE_CHECKING:
 
 MAX_KEY_LENGTH = 512
 _WRITE_FIELDS = ("path", "verb", "value")
-_build_write = shape(Write, _WRITE_FIELDS)
+_build_write = inline(Write, _WRITE_FIELDS)
 
 
 def _write(path: str, verb: str, value: Any) -> Write:
-    """``Write(path=..., verb=..., value=...)`` for an engine-made write (a str key, a known verb), built directly."""
-    return _build_write({"path": path, "verb": verb, "value": value, "read_keys": None})
+    """``Write(path=..., verb=..., value=...)`` for an engine-made write (a str key, a known verb), built directly
+    with its values inline (no ``__dict__`` object per record until something reads it)."""
+    return _build_write(path, verb, value, None)
 
 
 def check_key(key: Any) -> str:
