@@ -106,3 +106,13 @@ async def test_a_run_records_its_writes_inline() -> None:
     writes = [w for c in result.commit_log for w in c.writes]
     assert [w.path for w in writes] == ["a", "log"] and all(_is_inline(w) for w in writes)
     assert writes[0] == Write.model_construct(path="a", verb="set", value=freeze({"b": [1]}))
+
+
+def test_records_set_pydantic_slots_through_their_descriptors_and_anything_else_generically() -> None:
+    from agentfootprint.flow._trusted import _setter
+
+    for name in ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__"):
+        assert getattr(_setter(Write, name), "__self__", None) is vars(BaseModel)[name]
+    probe = object.__new__(Write)
+    _setter(Write, "path")(probe, "k")  # no descriptor holds a field: set as object.__setattr__ sets it
+    assert probe.path == "k"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import gc
 from collections.abc import Callable
+from types import GetSetDescriptorType, MemberDescriptorType
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -42,7 +43,7 @@ def trusted(cls: type[M]) -> Callable[..., M]:
             factories.append((name, _copier(field.default)))
     size = len(template)
     new = cls.__new__
-    setattr_ = object.__setattr__
+    set_dict, set_fields, set_extra, set_private = _setters(cls)
 
     def make(**values: Any) -> M:
         data = template.copy()
@@ -56,10 +57,10 @@ def trusted(cls: type[M]) -> Callable[..., M]:
             if name not in values:
                 del data[name]
         m = new(cls)
-        setattr_(m, "__dict__", data)
-        setattr_(m, "__pydantic_fields_set__", set(values.keys()))  # grown key by key: sized as pydantic sizes it
-        setattr_(m, "__pydantic_extra__", None)
-        setattr_(m, "__pydantic_private__", None)
+        set_dict(m, data)
+        set_fields(m, set(values.keys()))  # grown key by key: sized as pydantic sizes it
+        set_extra(m, None)
+        set_private(m, None)
         return m
 
     return make
@@ -74,16 +75,41 @@ def shape(cls: type[M], fields: tuple[str, ...]) -> Callable[[dict[str, Any]], M
     ``fields`` (in the order pydantic is given them): what validating already-valid values builds. A frozen model's
     instances share one fields-set (pydantic never grows it: assignment is refused, ``model_copy`` copies it first)."""
     shared = set(fields) if cls.model_config.get("frozen") else None  # grown name by name, as pydantic grows it
+    set_dict, set_fields, set_extra, set_private = _setters(cls)
 
     def build(data: dict[str, Any]) -> M:
         m = _new(cls)
-        _set(m, "__dict__", data)
-        _set(m, "__pydantic_fields_set__", set(fields) if shared is None else shared)
-        _set(m, "__pydantic_extra__", None)
-        _set(m, "__pydantic_private__", None)
+        set_dict(m, data)
+        set_fields(m, set(fields) if shared is None else shared)
+        set_extra(m, None)
+        set_private(m, None)
         return m
 
     return build
+
+
+_Setter = Callable[[Any, Any], None]
+_SLOT_KINDS = (MemberDescriptorType, GetSetDescriptorType)
+
+
+def _setters(cls: type[BaseModel]) -> tuple[_Setter, _Setter, _Setter, _Setter]:
+    """``object.__setattr__(m, name, value)`` for ``__dict__`` and pydantic's three slots: each through the descriptor
+    the class resolves the name to (what that call ends in), without looking it up on every record."""
+    return (
+        _setter(cls, "__dict__"),
+        _setter(cls, "__pydantic_fields_set__"),
+        _setter(cls, "__pydantic_extra__"),
+        _setter(cls, "__pydantic_private__"),
+    )
+
+
+def _setter(cls: type[BaseModel], name: str) -> _Setter:
+    owner = next((klass for klass in cls.__mro__ if name in vars(klass)), None)
+    found: Any = vars(owner)[name] if owner is not None else None
+    if type(found) in _SLOT_KINDS:
+        bound: _Setter = found.__set__
+        return bound
+    return lambda m, value: _set(m, name, value)  # a name no descriptor holds: the generic path
 
 
 def inline(cls: type[M], fields: tuple[str, ...]) -> Callable[..., M]:
@@ -99,12 +125,14 @@ def inline(cls: type[M], fields: tuple[str, ...]) -> Callable[..., M]:
     lines = [f"def build({', '.join(params)}):", "    m = _new(cls)"]
     lines += [f"    _set(m, {name!r}, {param})" for name, param in zip(names, params, strict=True)]
     lines += [
-        "    _set(m, '__pydantic_fields_set__', set(fields) if shared is None else shared)",
-        "    _set(m, '__pydantic_extra__', None)",
-        "    _set(m, '__pydantic_private__', None)",
+        "    set_fields(m, set(fields) if shared is None else shared)",
+        "    set_extra(m, None)",
+        "    set_private(m, None)",
         "    return m",
     ]
+    _, set_fields, set_extra, set_private = _setters(cls)
     space: dict[str, Any] = {"_new": _new, "_set": _set, "cls": cls, "fields": fields, "shared": shared}
+    space.update(set_fields=set_fields, set_extra=set_extra, set_private=set_private)
     exec("\n".join(lines), space)  # one straight-line builder per shape: no loop per field on the hot path
     built: Callable[..., M] = space["build"]
     return built
