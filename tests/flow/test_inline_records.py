@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import gc
 import pickle
+import sys
 from typing import Any
 
 import pytest
@@ -78,7 +79,9 @@ def test_a_class_whose_keys_were_spent_falls_back_to_a_dict_per_record() -> None
     spent = [Late.model_construct(a=i) for i in range(40)]  # each instance made first shrinks the shared keys
     build = inline(Late, ("a", "b"))
     made = build(1, [2])
-    assert not _is_inline(made) and len(spent) == 40
+    assert len(spent) == 40
+    if sys.version_info < (3, 13):  # CPython 3.11/3.12 size a class's shared keys by its first instances
+        assert not _is_inline(made)
     fresh = Late.model_construct(a=1, b=[2])
     assert made == fresh and repr(made) == repr(fresh) and made.model_fields_set == fresh.model_fields_set
 
