@@ -70,8 +70,9 @@ class Dispatch:
         self._redactor = redactor
         self._failures = failures
         self._recorders = list(recorders)
-        for hook in _HOOKS:
-            bound = [getattr(r, hook) for r in self._recorders if callable(getattr(r, hook, None))]
+        recorders = self._recorders
+        for hook in _HOOKS:  # without recorders every hook list is empty: no comprehension per hook
+            bound = [getattr(r, hook) for r in recorders if callable(getattr(r, hook, None))] if recorders else []
             setattr(self, hook, bound)
 
     def _call(self, hook: str, *args: Any) -> None:

@@ -523,10 +523,50 @@ def validate_json(schema: Any, value: Any, *, max_issues: int = MAX_ISSUES) -> l
     return [issue for _, issue in validator.issues]
 
 
+_FLAT_OBJECT_KEYS = frozenset({"type", "properties", "required", "additionalProperties", "description", "title"})
+_FLAT_PROPERTY_KEYS = frozenset({"type", "description", "title"})
+_SCALAR_TYPES = frozenset({"string", "integer", "number", "boolean", "null"})
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _flat_args_valid(schema: Any, args: dict[Any, Any]) -> bool:
+    """True only when ``validate_json(schema, args)`` is ``[]`` for certain, judged without walking: a flat object
+    schema (properties with at most a scalar ``type``, ``required``, a boolean ``additionalProperties``) and scalar
+    arguments under string keys that meet it. False means "ask the full validator", never "invalid"."""
+    if type(schema) is not dict or not schema.keys() <= _FLAT_OBJECT_KEYS or schema.get("type", "object") != "object":
+        return False
+    props = schema.get("properties", {})
+    required = schema.get("required", [])
+    extra = schema.get("additionalProperties", True)
+    if type(props) is not dict or type(required) is not list or (extra is not True and extra is not False):
+        return False
+    if len(args) >= MAX_ARG_NODES:
+        return False
+    for name in required:
+        if type(name) is not str or name not in args:
+            return False
+    for key, value in args.items():
+        if type(key) is not str or type(value) not in _SCALARS:
+            return False
+        sub = props.get(key)
+        if sub is None:
+            if extra is False or key in props:
+                return False
+            continue
+        if type(sub) is not dict or not sub.keys() <= _FLAT_PROPERTY_KEYS:
+            return False
+        kind = sub.get("type")
+        if kind is not None and (type(kind) is not str or kind not in _SCALAR_TYPES or not _type_ok(kind, value)):
+            return False
+    return True
+
+
 def validate_tool_args(schema: dict[str, Any], args: Any, *, max_issues: int = MAX_ISSUES) -> list[ArgIssue]:
     """Validate a tool call's arguments (always an object) against its input schema; ``[]`` means valid."""
     if not isinstance(args, dict):
         return [ArgIssue(path="", expected="object", problem=f"expected object, got {json_type_name(args)}")]
+    if _flat_args_valid(schema, args):  # the common flat schema met by scalar arguments: nothing to report
+        return []
     return validate_json(schema, args, max_issues=max_issues)
 
 
