@@ -48,3 +48,18 @@ def test_a_listened_event_carries_the_stage_stamp_and_iteration() -> None:
     stamp = {"runtime_stage_id": "call-llm#5", "iteration": 2}
     assert run.sent == [(ev.AGENT_ITERATION_START, {"iteration": 2}, stamp)]
     assert scope.stamps == 1
+
+
+def test_the_runs_listener_check_is_the_sinks_own_and_sees_a_listener_added_mid_run() -> None:
+    from agentfootprint.agent._run import RunEvents
+    from agentfootprint.events import EventDispatcher
+    from agentfootprint.flow import RedactionPolicy, Redactor
+
+    sink = EventDispatcher()
+    events = RunEvents(sink, Redactor(RedactionPolicy()))
+    assert events.has_listeners(ev.AGENT_ITERATION_START) is False
+    off = sink.on(ev.AGENT_ITERATION_START, lambda e: None)
+    assert events.has_listeners(ev.AGENT_ITERATION_START) is True
+    assert events.has_listeners(ev.STREAM_TOKEN) is False
+    off()
+    assert events.has_listeners(ev.AGENT_ITERATION_START) is False

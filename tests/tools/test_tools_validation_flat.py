@@ -80,3 +80,17 @@ def test_hostile_arguments_go_to_the_full_validator() -> None:
     assert _flat_args_valid({}, {1: "x"}) is False
     assert validate_tool_args({}, {1: "x"}) == validate_json({}, {1: "x"})
     assert validate_tool_args(WEATHER, "Paris")[0].problem == "expected object, got string"
+
+
+def test_the_shortcut_keeps_within_the_walks_budgets(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentfootprint.tools import validation
+
+    schema = {"type": "object", "properties": {k: {"type": "integer"} for k in "abcd"}}
+    args = {"a": 1, "b": 2, "c": 3, "d": 4}
+    for budget in (1, 2, 3, 4, 5, 6):
+        monkeypatch.setattr(validation, "_MAX_STEPS", budget)
+        assert validate_tool_args(schema, args) == validate_json(schema, args)
+    monkeypatch.setattr(validation, "_MAX_STEPS", 1_000_000)
+    for frames in (0, 1, 2):
+        monkeypatch.setattr(validation, "_MAX_FRAMES", frames)
+        assert validate_tool_args(schema, args) == validate_json(schema, args)

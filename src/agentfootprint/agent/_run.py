@@ -32,15 +32,14 @@ if TYPE_CHECKING:
 class RunEvents:
     """The run's view of its event sink: every event is redacted with the run's policy (not only the agent's)."""
 
-    __slots__ = ("_meta", "_redact", "_sink")
+    __slots__ = ("_meta", "_redact", "_sink", "has_listeners")
 
     def __init__(self, sink: EventSink, redactor: Redactor, meta: Mapping[str, Any] | None = None) -> None:
         self._sink = sink
         self._redact: Callable[[Any], Any] | None = _redacting(redactor) if redactor.active else None
         self._meta = dict(meta) if meta else None
-
-    def has_listeners(self, event_type: str) -> bool:
-        return self._sink.has_listeners(event_type)
+        self.has_listeners: Callable[[str], bool] = sink.has_listeners
+        """Whether emitting an event type would reach anyone: the sink's own check (no call in between)."""
 
     def emit(
         self,

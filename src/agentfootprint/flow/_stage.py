@@ -109,7 +109,16 @@ async def run_stage(
     scope = Scope(ns, frame)
     decision: dict[str, Any] | None = None
     try:
-        out = await run_fn(rs, node, frame, scope)
+        if rs.dispatch.on_stage_start:  # ``run_fn`` inlined: one coroutine fewer per stage, the same order
+            rs.dispatch.fire("on_stage_start", frame)
+        token = CURRENT_FRAME.set(frame)
+        try:
+            assert node.fn is not None
+            out = node.fn(scope)
+            if out is not None and (type(out) is CoroutineType or inspect.isawaitable(out)):
+                out = await out
+        finally:
+            CURRENT_FRAME.reset(token)
         if post is not None:
             decision = post(out)
     except PauseSignal as sig:

@@ -540,7 +540,7 @@ def _flat_args_valid(schema: Any, args: dict[Any, Any]) -> bool:
     extra = schema.get("additionalProperties", True)
     if type(props) is not dict or type(required) is not list or (extra is not True and extra is not False):
         return False
-    if len(args) >= MAX_ARG_NODES:
+    if len(args) >= MAX_ARG_NODES or len(args) >= _MAX_STEPS or _MAX_FRAMES < 2:  # within every budget the walk has
         return False
     for name in required:
         if type(name) is not str or name not in args:
