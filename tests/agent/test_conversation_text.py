@@ -14,17 +14,7 @@ from agentfootprint import Agent, define_tool
 from agentfootprint.agent._seal import seal
 from agentfootprint.agent.agent import Agent as AgentClass
 from agentfootprint.providers import LLMRequest, mock
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Equal value for value and type for type (True is not 1, 1.0 is not 1)."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)
+from tests._typed import same_typed
 
 
 def _spy(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
@@ -72,7 +62,7 @@ def test_property_checkpoint_equals_the_old_path(message: str, args: Any, answer
         asyncio.run(agent.run(message))
     assert isinstance(agent._last_conversation, str)
     got = agent.checkpoint()
-    assert _same(got, _old(built[-1], agent.config.checkpoint_key))
+    assert same_typed(got, _old(built[-1], agent.config.checkpoint_key))
     assert got is not agent.checkpoint()  # a fresh copy on every call
 
 
@@ -96,7 +86,7 @@ async def test_follow_up_continues_the_same_conversation_as_before(monkeypatch: 
         ("assistant", "answer 1"),
         ("user", "second"),
     ]
-    assert _same(agent.checkpoint(), _old(built[-1], None))
+    assert same_typed(agent.checkpoint(), _old(built[-1], None))
     assert [m["content"] for m in agent.checkpoint()["history"]] == [  # type: ignore[index]
         "first \ud800 question",
         "answer 1",
@@ -111,4 +101,4 @@ async def test_the_kept_text_is_written_directly_and_reads_back_as_before(monkey
     agent = Agent.create(provider=provider, model="m").tool(_tool()).build()
     await agent.run("plain text, é and 🙂")
     assert agent._last_conversation == built[-1].to_json_text()  # no Python encoder pass on the common path
-    assert _same(agent.checkpoint(), _old(built[-1], None))
+    assert same_typed(agent.checkpoint(), _old(built[-1], None))

@@ -12,6 +12,7 @@ from agentfootprint import Agent, define_tool
 from agentfootprint.agent._tool_calls import _asked
 from agentfootprint.flow._frozen import FrozenDict, FrozenList, freeze, thaw
 from agentfootprint.providers import mock
+from tests._typed import same_typed
 
 json_leaf = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5)
 json_value = st.recursive(
@@ -32,17 +33,6 @@ def _old_asked(response: Any) -> Any:
     return freeze(asked)
 
 
-def _same(a: Any, b: Any) -> bool:
-    """Equal value for value and type for type (FrozenDict is not dict, True is not 1)."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b) or a != a
-
-
 @settings(max_examples=80, deadline=None)
 @given(
     calls=st.lists(call, max_size=3),
@@ -57,7 +47,7 @@ def test_property_the_entry_equals_the_old_path_and_shares_the_calls(
         reply["reasoning"] = reasoning
     recorded = freeze(reply)  # what the call-llm stage committed
     entry = _asked(recorded)
-    assert _same(entry, _old_asked(recorded))
+    assert same_typed(entry, _old_asked(recorded))
     assert entry["tool_calls"] is recorded["tool_calls"]
     if reasoning:
         assert entry["reasoning"] is recorded["reasoning"]
@@ -66,7 +56,7 @@ def test_property_the_entry_equals_the_old_path_and_shares_the_calls(
 def test_a_reply_that_is_not_frozen_is_frozen_not_shared() -> None:
     reply = {"content": "x", "tool_calls": [{"id": "c1", "name": "look", "args": {"a": [1]}}]}
     entry = _asked(reply)
-    assert _same(entry, _old_asked(reply))
+    assert same_typed(entry, _old_asked(reply))
     assert entry["tool_calls"] is not reply["tool_calls"]
     assert type(entry["tool_calls"]) is FrozenList and type(entry["tool_calls"][0]["args"]) is FrozenDict
     reply["tool_calls"][0]["args"]["a"].append(2)  # the caller's own list: the entry kept none of it

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from agentfootprint.flow import flow_chart
 from agentfootprint.flow._frozen import _ATOMIC, FrozenDict, FrozenList, freeze, thaw, thaw_twice
+from tests._typed import typed_shape
 
 Point = namedtuple("Point", "x y")
 
@@ -37,15 +38,6 @@ def _reference_thaw(value: Any) -> Any:
     return value
 
 
-def _shape(value: Any) -> Any:
-    """Types and values all the way down (so a dict and a FrozenDict with equal items do not compare equal)."""
-    if isinstance(value, dict):
-        return (type(value).__name__, [(k, _shape(v)) for k, v in value.items()])
-    if isinstance(value, list | tuple):
-        return (type(value).__name__, [_shape(v) for v in value])
-    return (type(value).__name__, value)
-
-
 LEAVES = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=3))
 CONTAINERS = st.recursive(
     LEAVES | st.builds(Point, st.integers(), st.integers()),
@@ -65,9 +57,9 @@ CONTAINERS = st.recursive(
 @given(CONTAINERS)
 def test_freeze_and_thaw_match_the_comprehension_they_replace(value: Any) -> None:
     frozen = freeze(value)
-    assert _shape(frozen) == _shape(_reference_freeze(value))
-    assert _shape(thaw(frozen)) == _shape(_reference_thaw(frozen))
-    assert _shape(thaw(value)) == _shape(_reference_thaw(value))
+    assert typed_shape(frozen) == typed_shape(_reference_freeze(value))
+    assert typed_shape(thaw(frozen)) == typed_shape(_reference_thaw(frozen))
+    assert typed_shape(thaw(value)) == typed_shape(_reference_thaw(value))
 
 
 def test_nothing_mutable_is_shared_and_other_values_are_kept_by_reference() -> None:
@@ -102,7 +94,7 @@ def test_thaw_twice_is_two_thaws_sharing_nothing_mutable(value: Any) -> None:
     frozen = freeze(value)
     for source in (frozen, value):
         first, second = thaw_twice(source)
-        assert _shape(first) == _shape(second) == _shape(thaw(source))
+        assert typed_shape(first) == typed_shape(second) == typed_shape(thaw(source))
         assert not _mutable_ids(first) & _mutable_ids(second)
 
 

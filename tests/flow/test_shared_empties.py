@@ -12,14 +12,7 @@ from hypothesis import strategies as st
 
 from agentfootprint.flow import flow_chart
 from agentfootprint.flow._frozen import EMPTY_DICT, EMPTY_LIST, FrozenDict, FrozenList, extend_in_place, freeze, thaw
-
-
-def _shape(value: Any) -> Any:
-    if isinstance(value, dict):
-        return (type(value).__name__, [(k, _shape(v)) for k, v in value.items()])
-    if isinstance(value, list | tuple):
-        return (type(value).__name__, [_shape(v) for v in value])
-    return (type(value).__name__, value)
+from tests._typed import typed_shape
 
 
 @pytest.mark.parametrize("empty", [[], (), FrozenList(), {}, FrozenDict()])
@@ -27,7 +20,7 @@ def test_every_empty_freezes_to_the_shared_one_of_its_kind(empty: Any) -> None:
     shared = EMPTY_DICT if isinstance(empty, dict) else EMPTY_LIST
     assert freeze(empty) is shared
     assert freeze({"a": empty, "b": [empty]})["b"][0] is shared
-    assert _shape(freeze(empty)) == _shape(FrozenDict() if isinstance(empty, dict) else FrozenList())
+    assert typed_shape(freeze(empty)) == typed_shape(FrozenDict() if isinstance(empty, dict) else FrozenList())
     first, second = thaw(shared), thaw(shared)
     assert first == second and first is not second and type(first) is (dict if isinstance(empty, dict) else list)
     first.append(1) if isinstance(first, list) else first.update(x=1)  # hostile: edit the plain copy
