@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -118,6 +118,40 @@ def _safe_threshold(value: Any) -> Any:
     return summarize_value(value)
 
 
+_UNSHOWN = object()
+"""A check's shown threshold not worked out yet: ``_safe_threshold`` of it, unless the key is redacted."""
+
+
+def _key_conditions(
+    scope: Scope, key: str, checks: Iterable[tuple[str, Any, Any]]
+) -> tuple[list[dict[str, Any]], bool, str | None]:
+    """One filter key's ``(op, threshold, shown threshold)`` checks against the scope: each condition's evidence JSON,
+    whether all held, and the last error a check raised (recorded, never propagated)."""
+    actual = scope.get(key, _MISSING)
+    redacted = scope._is_redacted(key)
+    shown = "undefined" if actual is _MISSING else (REDACTED if redacted else summarize_value(actual))
+    conditions: list[dict[str, Any]] = []
+    all_true = True
+    error: str | None = None
+    for op, threshold, shown_threshold in checks:
+        try:
+            if op not in OPS:
+                raise ValueError(f"unknown operator '{op[:40]}'")
+            ok = False if actual is _MISSING else _compare(op, actual, threshold)
+        except Exception as exc:  # a rule that raises is recorded, never propagated
+            ok = False
+            error = f"{type(exc).__name__}: {str(exc)[:200]}"
+        if redacted:
+            shown_threshold = REDACTED
+        elif shown_threshold is _UNSHOWN:
+            shown_threshold = _safe_threshold(threshold)
+        conditions.append(
+            {"key": key, "op": op, "threshold": shown_threshold, "actual": shown, "result": ok, "redacted": redacted}
+        )
+        all_true = all_true and ok
+    return conditions, all_true, error
+
+
 def _eval_filter(scope: Scope, when: Mapping[Any, Any], ev: RuleEvidence) -> bool:
     if not when:
         ev.error = "empty filter never matches"
@@ -132,24 +166,12 @@ def _eval_filter(scope: Scope, when: Mapping[Any, Any], ev: RuleEvidence) -> boo
             ev.error = f"filter for '{key[:80]}' must be a non-empty dict of operators"
             all_true = False
             continue
-        actual = scope.get(key, _MISSING)
-        redacted = scope._is_redacted(key)
-        shown = "undefined" if actual is _MISSING else (REDACTED if redacted else summarize_value(actual))
-        for op, threshold in ops.items():
-            op_name = str(op)
-            try:
-                if op_name not in OPS:
-                    raise ValueError(f"unknown operator '{op_name[:40]}'")
-                ok = False if actual is _MISSING else _compare(op_name, actual, threshold)
-            except Exception as exc:  # a rule that raises is recorded, never propagated
-                ok = False
-                ev.error = f"{type(exc).__name__}: {str(exc)[:200]}"
-            shown_threshold = REDACTED if redacted else _safe_threshold(threshold)
-            condition = {"key": key, "op": op_name, "threshold": shown_threshold, "actual": shown, "result": ok}
-            condition["redacted"] = redacted
-            # every value already valid (the read above refused any key that is not exactly a str): built directly
-            ev.conditions.append(_build_condition(condition))
-            all_true = all_true and ok
+        conditions, ok, error = _key_conditions(scope, key, ((str(op), t, _UNSHOWN) for op, t in ops.items()))
+        # every value already valid (the read refused any key that is not exactly a str): built directly
+        ev.conditions.extend(_build_condition(c) for c in conditions)
+        if error is not None:
+            ev.error = error
+        all_true = all_true and ok
     return all_true and ev.error is None
 
 
@@ -320,26 +342,11 @@ class DecisionPlan:
             all_true = True
             conditions: list[dict[str, Any]] = []
             for key, checks in keys:
-                actual = scope.get(key, _MISSING)
-                redacted = scope._is_redacted(key)
-                shown = "undefined" if actual is _MISSING else (REDACTED if redacted else summarize_value(actual))
-                for op, threshold, shown_threshold in checks:
-                    try:
-                        ok = False if actual is _MISSING else _compare(op, actual, threshold)
-                    except Exception as exc:  # a rule that raises is recorded, never propagated
-                        ok = False
-                        error = f"{type(exc).__name__}: {str(exc)[:200]}"
-                    conditions.append(
-                        {
-                            "key": key,
-                            "op": op,
-                            "threshold": REDACTED if redacted else shown_threshold,
-                            "actual": shown,
-                            "result": ok,
-                            "redacted": redacted,
-                        }
-                    )
-                    all_true = all_true and ok
+                found, ok, failed = _key_conditions(scope, key, checks)
+                conditions.extend(found)
+                if failed is not None:
+                    error = failed
+                all_true = all_true and ok
             matched = all_true and error is None
             if matched and chosen is None:
                 chosen = branch
