@@ -73,6 +73,7 @@ PINNED: dict[str, list[str]] = {
         "define_steering",
         "define_tool",
         "explain_answer",
+        "normalize_run_input",
         "recorded_chat",
         "tool",
     ],
@@ -153,6 +154,7 @@ PINNED: dict[str, list[str]] = {
         "define_agent_recipe",
         "load_conversation",
         "load_pause_checkpoint",
+        "normalize_run_input",
     ],
     "agentfootprint.audit": [
         "AUDIT_FORMAT",
@@ -588,6 +590,7 @@ CONTRACT: dict[str, list[str]] = {
         "Parallel",
         "Conditional",
         "Loop",
+        "normalize_run_input",
     ],
     "agentfootprint.flow": [
         "flow_chart",

@@ -20,7 +20,7 @@ from agentfootprint.agent._observers import ObserverDrainResult
 from agentfootprint.agent._options import InvalidRunOptionError
 from agentfootprint.agent._output import OutputContractUnmet
 from agentfootprint.agent._run_config import InvalidRunConfigError, RunConfig, RunConfigContext
-from agentfootprint.agent._run_input import InvalidRunInputError, RunInput
+from agentfootprint.agent._run_input import InvalidRunInputError, RunInput, normalize_run_input
 from agentfootprint.agent._seal import CheckpointSealError
 from agentfootprint.agent.agent import Agent
 from agentfootprint.agent.builder import AgentBuilder
@@ -150,4 +150,5 @@ __all__ = [
     "define_agent_recipe",
     "load_conversation",
     "load_pause_checkpoint",
+    "normalize_run_input",
 ]
