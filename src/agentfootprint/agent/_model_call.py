@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from agentfootprint.agent._run import AgentRun
 from agentfootprint.events import types as ev
+from agentfootprint.events.catalogue import StreamToken
 from agentfootprint.flow import Redactor, Scope
 from agentfootprint.providers import LLMRequest, LLMResponse
 
@@ -19,11 +20,11 @@ async def call_provider(run: AgentRun, scope: Scope, request: LLMRequest, iterat
     async for chunk in provider.stream(request):
         if chunk.kind == "text" and chunk.text:
             for piece in tokens.feed(chunk.text):
-                run.emit(ev.STREAM_TOKEN, {"text": piece}, runtime_stage_id=stage, iteration=iteration)
+                run.emit(ev.STREAM_TOKEN, StreamToken(text=piece), runtime_stage_id=stage, iteration=iteration)
         elif chunk.kind == "done":
             final = chunk.response
     for piece in tokens.flush():
-        run.emit(ev.STREAM_TOKEN, {"text": piece}, runtime_stage_id=stage, iteration=iteration)
+        run.emit(ev.STREAM_TOKEN, StreamToken(text=piece), runtime_stage_id=stage, iteration=iteration)
     if final is None:
         raise RuntimeError(f"provider '{provider.name}' ended its stream without a final response")
     return final

@@ -12,6 +12,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from agentfootprint.events import AgentEvent, EventDispatcher, PayloadArg
+from agentfootprint.events.catalogue import payload_mapping
+from agentfootprint.events.types import full_event_type
 
 ObserverDelivery = Literal["inline", "deferred"]
 
@@ -73,7 +75,8 @@ class DeferredSink:
     ) -> AgentEvent | None:
         if not self._dispatcher.has_listeners(event_type):
             return None
-        built = payload() if callable(payload) else payload  # what the run looked like when the event happened
+        raw = payload() if callable(payload) else payload  # what the run looked like when the event happened
+        built: Any = payload_mapping(full_event_type(event_type), raw)
         if redact is not None:
             built = redact(built)
         if len(self._queue) >= self._capacity:  # full: deliver the oldest now rather than drop it

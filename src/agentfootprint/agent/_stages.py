@@ -31,8 +31,23 @@ from agentfootprint.context.cache import compute_cache_markers
 from agentfootprint.context.evaluate import evaluate_injections
 from agentfootprint.context.memory import remember_turn
 from agentfootprint.context.window import current_request, pinned_tool_results
-from agentfootprint.events import EventSink
+from agentfootprint.events import EventSink, PayloadArg
 from agentfootprint.events import types as ev
+from agentfootprint.events.catalogue import (
+    AgentBudgetExhausted,
+    AgentIterationEnd,
+    AgentIterationStart,
+    AgentRouteDecided,
+    ContextBudgetPressure,
+    ContextEvaluated,
+    ContextEvicted,
+    ContextInjected,
+    CostBudgetWarning,
+    CostUsage,
+    ErrorProvider,
+    StreamLlmEnd,
+    StreamLlmStart,
+)
 from agentfootprint.flow import Scope
 from agentfootprint.flow._frozen import thaw
 from agentfootprint.flow.decide import DecisionPlan, PlannedDecision
@@ -50,13 +65,13 @@ from agentfootprint.tools import Tool, define_tool
 _MAX_ARGS_DEPTH = 64
 
 
-def emit(run: AgentRun, scope: Scope, event_type: str, payload: Any, iteration: int | None = None) -> None:
+def emit(run: AgentRun, scope: Scope, event_type: str, payload: PayloadArg, iteration: int | None = None) -> None:
     """Emit a stage event stamped with the stage's runtime id (nothing is built when nobody listens)."""
     if run.events.has_listeners(event_type):  # asked first: no stamp read and no call when nobody listens
         run.emit(event_type, payload, runtime_stage_id=scope.runtime_stage_id, iteration=iteration)
 
 
-def emit_context(run: AgentRun, scope: Scope, event_type: str, payload: Any, iteration: int) -> None:
+def emit_context(run: AgentRun, scope: Scope, event_type: str, payload: PayloadArg, iteration: int) -> None:
     """Emit a context event type that may not be registered on this dispatcher yet (registers it first)."""
     ensure_context_event_types(run.events)
     emit(run, scope, event_type, payload, iteration)
@@ -209,7 +224,7 @@ class Stages:
         turn.iteration = iteration
         run.last_completed_iteration = iteration - 1
         if self.config.react_mode == "classic" and iteration > 1:  # classic ReAct: the context is composed once
-            emit(run, scope, ev.AGENT_ITERATION_START, {"iteration": iteration}, iteration)
+            emit(run, scope, ev.AGENT_ITERATION_START, lambda: AgentIterationStart(iteration=iteration), iteration)
             return
         returns = tuple(
             ToolReturn(name=r["name"], call_id=r["call_id"], content=r["content"], is_error=r["is_error"])
@@ -233,12 +248,12 @@ class Stages:
         turn.message_injections = result["messages"]
         turn.tool_injections = result["tools"]
         turn.context_evaluated = result["summary"]
-        emit(run, scope, ev.AGENT_ITERATION_START, {"iteration": iteration}, iteration)
-        emit(run, scope, ev.CONTEXT_EVALUATED, lambda: dict(result["summary"]), iteration)
+        emit(run, scope, ev.AGENT_ITERATION_START, lambda: AgentIterationStart(iteration=iteration), iteration)
+        emit(run, scope, ev.CONTEXT_EVALUATED, lambda: ContextEvaluated(**result["summary"]), iteration)
         if run.events.has_listeners(ev.CONTEXT_INJECTED):
             for slot in ("system_prompt", "messages"):
                 for record in result[slot]:
-                    emit(run, scope, ev.CONTEXT_INJECTED, {**record, "slot": slot}, iteration)
+                    emit(run, scope, ev.CONTEXT_INJECTED, ContextInjected(**record, slot=slot), iteration)
 
     def _frozen(self, turn: Turn) -> bool:
         """Classic ReAct composes the slots on the first iteration only."""
@@ -335,9 +350,10 @@ class Stages:
             conversation, dropped = apply_window(conversation, config.window, pins, held)
             if dropped:
                 turn.window_dropped = dropped
-                evicted: dict[str, Any] = {"slot": "messages", "dropped": dropped}
                 if held:  # the newest tool results stayed in view (keep_last_tool_results)
-                    evicted["pinned"] = held
+                    evicted = lambda: ContextEvicted(slot="messages", dropped=dropped, pinned=held)  # noqa: E731
+                else:
+                    evicted = lambda: ContextEvicted(slot="messages", dropped=dropped)  # noqa: E731
                 emit_context(run, scope, CONTEXT_EVICTED, evicted, iteration)
         elif config.window is not None:  # a token-budget window: the window stage chose what leaves the view
             gone = {int(d["index"]) for d in scope.get("window_dropped") or ()}
@@ -353,8 +369,10 @@ class Stages:
             pressure = check_budget(config.context_budget, breakdown)
             if pressure:
                 turn.budget_pressure = pressure
-                for p in pressure:
-                    emit_context(run, scope, CONTEXT_BUDGET_PRESSURE, {**p, "iteration": iteration}, iteration)
+                for p in pressure if run.events.has_listeners(CONTEXT_BUDGET_PRESSURE) else ():
+                    emit_context(
+                        run, scope, CONTEXT_BUDGET_PRESSURE, ContextBudgetPressure(**p, iteration=iteration), iteration
+                    )
         request = LLMRequest(
             system_prompt=turn.system_prompt,
             messages=[],
@@ -394,16 +412,16 @@ class Stages:
         }
         turn.llm_call = record
 
-        def llm_start() -> dict[str, Any]:
-            payload: dict[str, Any] = {
-                "model": model,
-                "iteration": iteration,
-                "message_count": count,
-                "tools": names,
-            }
+        def llm_start() -> StreamLlmStart:
             if self.config.record_system_prompt:  # off by default: the prompt may carry what a log should not
-                payload["system_prompt_text"] = request.system_prompt
-            return payload
+                return StreamLlmStart(
+                    model=model,
+                    iteration=iteration,
+                    message_count=count,
+                    tools=names,
+                    system_prompt_text=request.system_prompt,
+                )
+            return StreamLlmStart(model=model, iteration=iteration, message_count=count, tools=names)
 
         emit(run, scope, ev.STREAM_LLM_START, llm_start, iteration)
 
@@ -425,12 +443,12 @@ class Stages:
                 run,
                 scope,
                 ev.ERROR_PROVIDER,
-                {
-                    "error_type": type(exc).__name__,
-                    "code": getattr(exc, "code", None),
-                    "message": str(exc)[:300],
-                    "attempts": attempts,
-                },
+                lambda failed=exc: ErrorProvider(  # type: ignore[misc]
+                    error_type=type(failed).__name__,
+                    code=getattr(failed, "code", None),
+                    message=str(failed)[:300],
+                    attempts=attempts,
+                ),
                 iteration,
             )
             raise
@@ -468,24 +486,25 @@ class Stages:
                     turn.budget_exceeded = True
                 elif not run.budget_warned:
                     run.budget_warned = True
-                    emit(run, scope, ev.COST_BUDGET_WARNING, {"spent": spent, "budget": budget}, iteration)
+                    warning = lambda: CostBudgetWarning(spent=spent, budget=budget)  # noqa: E731
+                    emit(run, scope, ev.COST_BUDGET_WARNING, warning, iteration)
         emit(
             run,
             scope,
             ev.STREAM_LLM_END,
-            lambda: {
-                "content": response.content,
-                "tool_calls": calls,
-                "usage": response.usage.model_dump(),
-                "finish_reason": response.finish_reason,
-            },
+            lambda: StreamLlmEnd(
+                content=response.content,
+                tool_calls=calls,
+                usage=response.usage.model_dump(),
+                finish_reason=response.finish_reason,
+            ),
             iteration,
         )
         emit(
             run,
             scope,
             ev.COST_USAGE,
-            lambda: {"usage": response.usage.model_dump(), "total": usage.model_dump(), "cost": cost},
+            lambda: CostUsage(usage=response.usage.model_dump(), total=usage.model_dump(), cost=cost),
             iteration,
         )
 
@@ -498,11 +517,11 @@ class Stages:
             run,
             scope,
             ev.AGENT_ROUTE_DECIDED,
-            lambda: {
-                "chosen": decision.branch,
-                "pending_tool_calls": scope["pending_tool_calls"],
-                "reason": next((r.label for r in decision.evidence.rules if r.matched), "no tool calls"),
-            },
+            lambda: AgentRouteDecided(
+                chosen=decision.branch,
+                pending_tool_calls=scope["pending_tool_calls"],
+                reason=next((r.label for r in decision.evidence.rules if r.matched), "no tool calls"),
+            ),
             iteration,
         )
         return decision
@@ -524,14 +543,20 @@ class Stages:
         ask: HistoryEntry = {"role": "user", "content": WRAP_UP_INSTRUCTION}
         turn.append(Turn.history, ask)
         self._exhausted(run, scope, "max-iterations", iteration, pending, "wrapped-up")
-        emit(run, scope, ev.AGENT_ITERATION_END, {"iteration": iteration, "tool_calls": 0}, iteration)
+        emit(
+            run, scope, ev.AGENT_ITERATION_END, lambda: AgentIterationEnd(iteration=iteration, tool_calls=0), iteration
+        )
 
     def _exhausted(self, run: AgentRun, scope: Scope, reason: str, iteration: int, pending: int, action: str) -> None:
-        payload: dict[str, Any] = {"reason": reason, "iteration": iteration}
-        if reason == "max-iterations":
-            payload["limit"] = self.config.max_iterations
-        payload.update(pending_tool_calls=pending, action=action)
-        emit(run, scope, ev.AGENT_BUDGET_EXHAUSTED, payload, iteration)
+        def exhausted() -> AgentBudgetExhausted:
+            if reason == "max-iterations":
+                limit = self.config.max_iterations
+                return AgentBudgetExhausted(
+                    reason=reason, iteration=iteration, limit=limit, pending_tool_calls=pending, action=action
+                )
+            return AgentBudgetExhausted(reason=reason, iteration=iteration, pending_tool_calls=pending, action=action)
+
+        emit(run, scope, ev.AGENT_BUDGET_EXHAUSTED, exhausted, iteration)
 
     async def final(self, scope: Scope) -> None:
         run = self.run_of(scope)
@@ -572,7 +597,9 @@ class Stages:
                 answer=answer,
                 events=run.events,
             )
-        emit(run, scope, ev.AGENT_ITERATION_END, {"iteration": iteration, "tool_calls": 0}, iteration)
+        emit(
+            run, scope, ev.AGENT_ITERATION_END, lambda: AgentIterationEnd(iteration=iteration, tool_calls=0), iteration
+        )
 
 
 def warn_empty_answer(run: AgentRun, stopped: dict[str, Any]) -> None:

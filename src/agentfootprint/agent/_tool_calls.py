@@ -25,6 +25,19 @@ from agentfootprint.agent.extension import CallTool, ToolCallRequest
 from agentfootprint.agent.turn import HistoryEntry, ToolCallRecord, ToolResultRecord, ToolReturn, Turn
 from agentfootprint.events import EventSink
 from agentfootprint.events import types as ev
+from agentfootprint.events.catalogue import (
+    AgentIterationEnd,
+    CheckinDecision,
+    ErrorTool,
+    PauseRequested,
+    PauseResumed,
+    PermissionHalt,
+    SkillActivated,
+    StreamToolEnd,
+    StreamToolStart,
+    ToolsRepeatedCall,
+    WarningToolRaised,
+)
 from agentfootprint.flow import Scope, pause, resume_answer
 from agentfootprint.flow._frozen import FrozenDict, FrozenList, freeze, thaw
 from agentfootprint.tools import RunStoppingError, Tool, ToolContext, ToolOutcome
@@ -115,7 +128,8 @@ class ToolCalls:
             turn.append(Turn.tool_choice_margins, *[{**m, "iteration": iteration} for m in margins])
         if batch.activated != list(turn.activated_skills):
             turn.activated_skills = list(dict.fromkeys(batch.activated))
-        emit(run, scope, ev.AGENT_ITERATION_END, {"iteration": iteration, "tool_calls": len(calls)}, iteration)
+        ended = lambda: AgentIterationEnd(iteration=iteration, tool_calls=len(calls))  # noqa: E731
+        emit(run, scope, ev.AGENT_ITERATION_END, ended, iteration)
 
     def _ablated(self, turn: Turn, batch: _Batch, name: str, result: _Result) -> _Result:
         """The result blanked when ``without("tool#n")`` ablated this call: the tool's n-th result of the run."""
@@ -140,7 +154,7 @@ class ToolCalls:
             run,
             scope,
             ev.STREAM_TOOL_START,
-            lambda: {"tool_call_id": call_id, "name": name, "args": thaw(call.get("args", {}))},
+            lambda: StreamToolStart(tool_call_id=call_id, name=name, args=thaw(call.get("args", {}))),
             iteration,
         )
         tool = self._tool(run, scope, name)
@@ -151,7 +165,7 @@ class ToolCalls:
             innermost = self._executor(run, iteration, available=sorted(offered), args_error=call.get("args_error"))
         outcome = await self._through_chain(run, scope, turn, request, innermost)
         if outcome.halted:
-            emit(run, scope, ev.PERMISSION_HALT, {"tool": name, "tool_call_id": call_id}, iteration)
+            emit(run, scope, ev.PERMISSION_HALT, lambda: PermissionHalt(tool=name, tool_call_id=call_id), iteration)
             raise PolicyHaltError(outcome.content)
         if outcome.paused or outcome.needs_check_in:
             self._pause(run, scope, call, outcome, batch, iteration)
@@ -162,7 +176,8 @@ class ToolCalls:
             {"truncated": outcome.truncated, "elapsed_ms": round(outcome.elapsed_ms, 3)},
         )
         if result.is_error:
-            emit(run, scope, ev.ERROR_TOOL, {"tool_call_id": call_id, "name": name, "code": result.code}, iteration)
+            failed = lambda: ErrorTool(tool_call_id=call_id, name=name, code=result.code)  # noqa: E731
+            emit(run, scope, ev.ERROR_TOOL, failed, iteration)
         if result.code == ERR_TOOL_RAISED:
             self._warn_raised(run, scope, call_id, name, result.content, iteration)
         if self.config.repeated_call_nudge and not result.is_error and name != READ_SKILL:
@@ -177,13 +192,13 @@ class ToolCalls:
         count, args_print, result_print = run.repeated_calls.land(name, args, result.content)
         if count != REPEATED_CALL_THRESHOLD:
             return result
-        payload = {
-            "tool_call_id": call_id,
-            "name": name,
-            "occurrences": count,
-            "args_fingerprint": args_print,
-            "result_fingerprint": result_print,
-        }
+        payload = lambda: ToolsRepeatedCall(  # noqa: E731
+            tool_call_id=call_id,
+            name=name,
+            occurrences=count,
+            args_fingerprint=args_print,
+            result_fingerprint=result_print,
+        )
         emit(run, scope, ev.TOOLS_REPEATED_CALL, payload, iteration)
         return replace(result, content=result.content + repeated_note(name, count))
 
@@ -194,7 +209,7 @@ class ToolCalls:
             f"tool {name!r} raised an exception (call {call_id}, {scope.runtime_stage_id}); the model was told: {told}"
         )
         run.warnings.append(run.redactor.redact(line) if run.redactor.active else line)
-        payload = {"tool_call_id": call_id, "name": name, "message": told}
+        payload = lambda: WarningToolRaised(tool_call_id=call_id, name=name, message=told)  # noqa: E731
         emit(run, scope, ev.WARNING_TOOL_RAISED, payload, iteration)
 
     async def _through_chain(
@@ -249,7 +264,7 @@ class ToolCalls:
             run,
             scope,
             ev.PAUSE_REQUESTED,
-            {"kind": kind, "question": question, "tool_call_id": call_id, "tool_name": name},
+            lambda: PauseRequested(kind=kind, question=question, tool_call_id=call_id, tool_name=name),
             iteration,
         )
         pause(data)
@@ -296,7 +311,8 @@ class ToolCalls:
         async def read(request: ToolCallRequest) -> ToolOutcome:
             result = self._read_skill(request.args, activated)
             if not result.is_error:
-                emit(run, scope, ev.SKILL_ACTIVATED, {"skill_id": request.args.get("id")}, iteration)
+                activated_skill = lambda: SkillActivated(skill_id=request.args.get("id"))  # noqa: E731
+                emit(run, scope, ev.SKILL_ACTIVATED, activated_skill, iteration)
             return ToolOutcome(content=result.content, is_error=result.is_error, error_code=result.code)
 
         return read
@@ -325,7 +341,7 @@ class ToolCalls:
         kind = answer.get("kind", "ask_human")
         value = answer.get("answer")
         iteration = turn.iteration
-        emit(run, scope, ev.PAUSE_RESUMED, {"kind": kind, "tool_call_id": call["id"]}, iteration)
+        emit(run, scope, ev.PAUSE_RESUMED, lambda: PauseResumed(kind=kind, tool_call_id=call["id"]), iteration)
         tool = self._tool(run, scope, call["name"])
         if kind != "check_in" and tool is not None and tool.answer_schema is not None:
             return self._typed_answer(run, scope, call, tool, answer, batch, iteration)
@@ -340,14 +356,14 @@ class ToolCalls:
             run,
             scope,
             ev.CHECKIN_DECISION,
-            {
-                "tool_call_id": call["id"],
-                "tool": call["name"],
-                "decision": decision,
-                "by": decided_by,
-                "note": note,
-                "request_id": request_id,
-            },
+            lambda: CheckinDecision(
+                tool_call_id=call["id"],
+                tool=call["name"],
+                decision=decision,
+                by=decided_by,
+                note=note,
+                request_id=request_id,
+            ),
             iteration,
         )
         request = ToolCallRequest(
@@ -422,13 +438,13 @@ class ToolCalls:
             run,
             scope,
             ev.STREAM_TOOL_END,
-            lambda: {
-                "tool_call_id": call_id,
-                "name": name,
-                "content": result.content,
-                "is_error": result.is_error,
-                "error_code": result.code,
-            },
+            lambda: StreamToolEnd(
+                tool_call_id=call_id,
+                name=name,
+                content=result.content,
+                is_error=result.is_error,
+                error_code=result.code,
+            ),
             iteration,
         )
 

@@ -30,6 +30,7 @@ from agentfootprint.context.window import (
     summarize,
 )
 from agentfootprint.events import EventSink
+from agentfootprint.events.catalogue import ContextBudgetPressure, ContextEvicted
 from agentfootprint.flow import Scope
 from agentfootprint.flow._frozen import thaw
 from agentfootprint.providers import LLMResponse, Message, Usage
@@ -223,21 +224,30 @@ class WindowStage:
     ) -> None:
         iteration = turn.iteration
         removed = int(record.get("removed_message_count") or 0)
-        pressure = {
-            "slot": "messages",
-            "unit": "tokens",
-            "projected": record.get("projected_tokens"),
-            "cap": record["threshold_tokens"],
-            "plan_action": ("summarize" if record.get("span_id") else "drop") if removed else "none",
-            "iteration": iteration,
-        }
+
+        def pressure() -> ContextBudgetPressure:
+            return ContextBudgetPressure(
+                slot="messages",
+                unit="tokens",
+                projected=record.get("projected_tokens"),
+                cap=record["threshold_tokens"],
+                plan_action=("summarize" if record.get("span_id") else "drop") if removed else "none",
+                iteration=iteration,
+            )
+
         emit_context(run, scope, CONTEXT_BUDGET_PRESSURE, pressure, iteration)
         if removed:
-            evicted = {"slot": "messages", "strategy": record["strategy"], "removed_message_count": removed}
-            if record.get("span_id"):
-                evicted["span_id"] = record["span_id"]
-            if dropped:
-                evicted["dropped"] = dropped
+
+            def evicted() -> ContextEvicted:
+                optional: dict[str, Any] = {}
+                if record.get("span_id"):
+                    optional["span_id"] = record["span_id"]
+                if dropped:
+                    optional["dropped"] = dropped
+                return ContextEvicted(
+                    slot="messages", strategy=record["strategy"], removed_message_count=removed, **optional
+                )
+
             emit_context(run, scope, CONTEXT_EVICTED, evicted, iteration)
 
 

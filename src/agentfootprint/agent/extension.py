@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from agentfootprint.errors import AgentFootprintError
+from agentfootprint.events import PayloadArg
 from agentfootprint.flow import FlowResult, FlowSnapshot, Redactor
 from agentfootprint.identity import Identity
 from agentfootprint.providers import LLMRequest, LLMResponse, Usage
@@ -211,9 +212,10 @@ class RunContext:
         """Hand tools a service for this leg of the run: a tool reads it as ``ctx.service(name)``."""
         self._run.tool_services[name] = service
 
-    def emit(self, event_type: str, payload: Mapping[str, Any] | None = None) -> None:
-        """Emit an event (register custom types on ``agent.events`` first); redacted like the run's own."""
-        self._run.emit(event_type, dict(payload or {}), iteration=self.iteration or None)
+    def emit(self, event_type: str, payload: PayloadArg = None) -> None:
+        """Emit an event (register custom types on ``agent.events`` first); redacted like the run's own. ``payload``:
+        a catalogue object, a mapping, or a factory of either (called only when someone listens)."""
+        self._run.emit(event_type, payload, iteration=self.iteration or None)
 
 
 class Extension:

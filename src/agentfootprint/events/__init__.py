@@ -1,6 +1,15 @@
-"""Typed events: the registry of known types, the ``AgentEvent`` envelope and the ``EventDispatcher``."""
+"""Typed events: the catalogue of payload classes (one per known type), the ``AgentEvent`` envelope and the
+``EventDispatcher``."""
 
-from agentfootprint.events import types
+from agentfootprint.events import catalogue, types
+from agentfootprint.events.catalogue import *  # noqa: F403  (the payload classes, one per known event type)
+from agentfootprint.events.catalogue import (
+    CustomEventPayload,
+    EventPayload,
+    parse_payload,
+    payload_class,
+    payload_classes,
+)
 from agentfootprint.events.dispatcher import (
     EventDispatcher,
     EventSink,
@@ -8,8 +17,8 @@ from agentfootprint.events.dispatcher import (
     Listener,
     ListenerError,
     PayloadArg,
-    UnknownEventTypeError,
 )
+from agentfootprint.events.errors import InvalidEventPayloadError, UnknownEventTypeError
 from agentfootprint.events.model import AgentEvent, EventMeta
 from agentfootprint.events.types import (
     KNOWN_EVENT_TYPES,
@@ -18,13 +27,21 @@ from agentfootprint.events.types import (
 __all__ = [
     "KNOWN_EVENT_TYPES",
     "AgentEvent",
+    "CustomEventPayload",
     "EventDispatcher",
     "EventMeta",
+    "EventPayload",
     "EventSink",
+    "InvalidEventPayloadError",
     "InvalidListenerError",
     "Listener",
     "ListenerError",
     "PayloadArg",
     "UnknownEventTypeError",
+    "catalogue",
+    "parse_payload",
+    "payload_class",
+    "payload_classes",
     "types",
 ]
+__all__ += [name for name in catalogue.__all__ if name not in __all__]  # every payload class, one per known type

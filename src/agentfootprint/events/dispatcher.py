@@ -18,6 +18,8 @@ from typing import Any, NamedTuple, Protocol
 
 from agentfootprint._sync import run_sync
 from agentfootprint.errors import AgentFootprintError
+from agentfootprint.events.catalogue import EventPayload, payload_mapping
+from agentfootprint.events.errors import UnknownEventTypeError
 from agentfootprint.events.model import AgentEvent, EventMeta
 from agentfootprint.events.types import EVENT_PREFIX, KNOWN_DOMAINS, KNOWN_EVENT_TYPES, full_event_type
 
@@ -32,24 +34,12 @@ __all__ = [
 ]
 
 Listener = Callable[[AgentEvent], Any]
-PayloadArg = Mapping[str, Any] | Callable[[], Mapping[str, Any]] | None
+PayloadArg = EventPayload | Mapping[str, Any] | Callable[[], EventPayload | Mapping[str, Any]] | None
+"""What an emitter hands over: a catalogue payload object (what the library builds), a mapping, or a zero-argument
+factory of either (called only when someone listens)."""
 _SHAPE = re.compile(r"^agentfootprint\.[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$")
 _MAX_ERRORS = 1000
 _MAX_TEXT = 500
-
-
-class UnknownEventTypeError(AgentFootprintError, ValueError):
-    """An event type (or ``domain.*`` glob) that is not in the registry."""
-
-    code = "ERR_UNKNOWN_EVENT_TYPE"
-
-    def __init__(self, event_type: object) -> None:
-        shown = event_type[:120] if isinstance(event_type, str) else f"<{type(event_type).__name__}>"
-        super().__init__(
-            f"unknown event type {shown!r}: use a known type such as 'agentfootprint.stream.llm_start' "
-            "(or 'stream.llm_start'), a 'domain.*' glob, or '*'"
-        )
-        self.event_type = shown
 
 
 class InvalidListenerError(AgentFootprintError, TypeError):
@@ -231,7 +221,8 @@ class EventDispatcher:
     ) -> AgentEvent | None:
         """Deliver an event; returns it, or None when nobody listens (then nothing is built).
 
-        ``payload`` may be a zero-argument factory, called only when someone listens. ``redact`` replaces the
+        ``payload`` is a catalogue object or a mapping, or a zero-argument factory of either, called only when
+        someone listens; ``event.payload`` is its mapping. ``redact`` replaces the
         dispatcher's own redaction for this event (a run passes its run-wide policy). ``meta`` adds the run's
         ``session_id`` / ``correlation_id`` / ``trace_id`` to the event's meta.
         """
@@ -272,8 +263,7 @@ class EventDispatcher:
 
     def _payload(self, full: str, payload: PayloadArg, redact: Callable[[Any], Any] | None) -> dict[str, Any] | None:
         try:
-            raw = payload() if callable(payload) else payload
-            data: Any = dict(raw) if raw is not None else {}
+            data: Any = payload_mapping(full, payload() if callable(payload) else payload)
             if redact is not None:
                 data = redact(data)
                 if not isinstance(data, dict):

@@ -6,6 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentfootprint.events.catalogue import CustomEventPayload, EventPayload, catalogue_class
+
 __all__ = ["AgentEvent", "EventMeta"]
 
 
@@ -33,6 +35,13 @@ class AgentEvent(BaseModel):
     type: str
     payload: dict[str, Any] = Field(default_factory=dict)
     meta: EventMeta = Field(default_factory=EventMeta)
+
+    @property
+    def typed(self) -> EventPayload:
+        """The payload as its catalogue class (``CustomEventPayload`` for a registered custom type): what the
+        library's own code reads. Built over the delivered, redacted mapping without validation."""
+        cls = catalogue_class(self.type) or CustomEventPayload
+        return cls.view(self.payload)
 
     @property
     def domain(self) -> str:

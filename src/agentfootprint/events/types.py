@@ -1,6 +1,11 @@
-"""The registry of known event types: every name is ``agentfootprint.<domain>.<name>``."""
+"""The registry of known event types: every name is ``agentfootprint.<domain>.<name>``, one per catalogue class
+(``agentfootprint.events.catalogue``); the constants below are those classes' ``event_type``."""
 
 from __future__ import annotations
+
+from typing import Final
+
+from agentfootprint.events import catalogue as _c
 
 __all__ = [
     "AGENT_BUDGET_EXHAUSTED",
@@ -74,133 +79,69 @@ __all__ = [
 
 EVENT_PREFIX = "agentfootprint."
 
-AGENT_TURN_START = "agentfootprint.agent.turn_start"
-AGENT_TURN_END = "agentfootprint.agent.turn_end"
-AGENT_ITERATION_START = "agentfootprint.agent.iteration_start"
-AGENT_ITERATION_END = "agentfootprint.agent.iteration_end"
-AGENT_ROUTE_DECIDED = "agentfootprint.agent.route_decided"
-AGENT_BUDGET_EXHAUSTED = "agentfootprint.agent.budget_exhausted"
-AGENT_RUN_CONFIGURED = "agentfootprint.agent.run_configured"
-STREAM_LLM_START = "agentfootprint.stream.llm_start"
-STREAM_LLM_END = "agentfootprint.stream.llm_end"
-STREAM_TOKEN = "agentfootprint.stream.token"
-STREAM_TOOL_START = "agentfootprint.stream.tool_start"
-STREAM_TOOL_END = "agentfootprint.stream.tool_end"
-CONTEXT_EVALUATED = "agentfootprint.context.evaluated"
-CONTEXT_INJECTED = "agentfootprint.context.injected"
-CONTEXT_SLOT_COMPOSED = "agentfootprint.context.slot_composed"
-PAUSE_REQUESTED = "agentfootprint.pause.requested"
-PAUSE_RESUMED = "agentfootprint.pause.resumed"
-ERROR_TOOL = "agentfootprint.error.tool"
-WARNING_TOOL_RAISED = "agentfootprint.warning.tool_raised"
-ERROR_PROVIDER = "agentfootprint.error.provider"
-ERROR_RUN = "agentfootprint.error.run"
-COST_USAGE = "agentfootprint.cost.usage"
-COST_BUDGET_WARNING = "agentfootprint.cost.budget_warning"
-CONTEXT_BUDGET_PRESSURE = "agentfootprint.context.budget_pressure"
-CONTEXT_EVICTED = "agentfootprint.context.evicted"
-MEMORY_WRITTEN = "agentfootprint.memory.written"
-COMPOSITION_FORK_START = "agentfootprint.composition.fork_start"
-COMPOSITION_BRANCH_COMPLETE = "agentfootprint.composition.branch_complete"
-COMPOSITION_ROUTE_DECIDED = "agentfootprint.composition.route_decided"
-COMPOSITION_ITERATION_START = "agentfootprint.composition.iteration_start"
-VALIDATION_ARGS_INVALID = "agentfootprint.validation.args_invalid"
-PERMISSION_CHECK = "agentfootprint.permission.check"
-PERMISSION_HALT = "agentfootprint.permission.halt"
-CHECKIN_REQUEST = "agentfootprint.checkin.request"
-CHECKIN_DECISION = "agentfootprint.checkin.decision"
-SKILL_ACTIVATED = "agentfootprint.skill.activated"
-SKILL_GRAPH_DECLARED = "agentfootprint.skill.graph_declared"
-COMPOSITION_ENTER = "agentfootprint.composition.enter"
-COMPOSITION_EXIT = "agentfootprint.composition.exit"
-MIDDLEWARE_DECISION = "agentfootprint.middleware.decision"
-TOOLS_OFFERED = "agentfootprint.tools.offered"
-TOOLS_REPEATED_CALL = "agentfootprint.tools.repeated_call"
-TOOLS_SESSION_STARTED = "agentfootprint.tools.session_started"
-TOOLS_SESSION_REUSED = "agentfootprint.tools.session_reused"
-TOOLS_SESSION_CLOSED = "agentfootprint.tools.session_closed"
-TOOLS_SESSION_CLOSE_FAILED = "agentfootprint.tools.session_close_failed"
-RELIABILITY_RETRIED = "agentfootprint.reliability.retried"
-RELIABILITY_RECOVERED = "agentfootprint.reliability.recovered"
-RELIABILITY_FAIL_FAST = "agentfootprint.reliability.fail_fast"
-RELIABILITY_CIRCUIT_OPENED = "agentfootprint.reliability.circuit_opened"
-RELIABILITY_CIRCUIT_CLOSED = "agentfootprint.reliability.circuit_closed"
-RELIABILITY_CIRCUIT_REJECTED = "agentfootprint.reliability.circuit_rejected"
-CREDENTIAL_REQUESTED = "agentfootprint.credential.requested"
-CREDENTIAL_ACQUIRED = "agentfootprint.credential.acquired"
-CREDENTIAL_AUTHORIZATION_REQUIRED = "agentfootprint.credential.authorization_required"
-CREDENTIAL_FAILED = "agentfootprint.credential.failed"
-ARTIFACTS_MINTED = "agentfootprint.artifacts.minted"
-ARTIFACTS_REFUSED = "agentfootprint.artifacts.refused"
-INTEGRITY_CONTEXT_ERROR = "agentfootprint.integrity.context_error"
-INTEGRITY_DISPOSITION = "agentfootprint.integrity.disposition"
-MCP_TOOLS_LISTED = "agentfootprint.mcp.tools_listed"
+AGENT_TURN_START: Final[str] = _c.AgentTurnStart.event_type
+AGENT_TURN_END: Final[str] = _c.AgentTurnEnd.event_type
+AGENT_ITERATION_START: Final[str] = _c.AgentIterationStart.event_type
+AGENT_ITERATION_END: Final[str] = _c.AgentIterationEnd.event_type
+AGENT_ROUTE_DECIDED: Final[str] = _c.AgentRouteDecided.event_type
+AGENT_BUDGET_EXHAUSTED: Final[str] = _c.AgentBudgetExhausted.event_type
+AGENT_RUN_CONFIGURED: Final[str] = _c.AgentRunConfigured.event_type
+STREAM_LLM_START: Final[str] = _c.StreamLlmStart.event_type
+STREAM_LLM_END: Final[str] = _c.StreamLlmEnd.event_type
+STREAM_TOKEN: Final[str] = _c.StreamToken.event_type
+STREAM_TOOL_START: Final[str] = _c.StreamToolStart.event_type
+STREAM_TOOL_END: Final[str] = _c.StreamToolEnd.event_type
+CONTEXT_EVALUATED: Final[str] = _c.ContextEvaluated.event_type
+CONTEXT_INJECTED: Final[str] = _c.ContextInjected.event_type
+CONTEXT_SLOT_COMPOSED: Final[str] = _c.ContextSlotComposed.event_type
+PAUSE_REQUESTED: Final[str] = _c.PauseRequested.event_type
+PAUSE_RESUMED: Final[str] = _c.PauseResumed.event_type
+ERROR_TOOL: Final[str] = _c.ErrorTool.event_type
+WARNING_TOOL_RAISED: Final[str] = _c.WarningToolRaised.event_type
+ERROR_PROVIDER: Final[str] = _c.ErrorProvider.event_type
+ERROR_RUN: Final[str] = _c.ErrorRun.event_type
+COST_USAGE: Final[str] = _c.CostUsage.event_type
+COST_BUDGET_WARNING: Final[str] = _c.CostBudgetWarning.event_type
+CONTEXT_BUDGET_PRESSURE: Final[str] = _c.ContextBudgetPressure.event_type
+CONTEXT_EVICTED: Final[str] = _c.ContextEvicted.event_type
+MEMORY_WRITTEN: Final[str] = _c.MemoryWritten.event_type
+COMPOSITION_FORK_START: Final[str] = _c.CompositionForkStart.event_type
+COMPOSITION_BRANCH_COMPLETE: Final[str] = _c.CompositionBranchComplete.event_type
+COMPOSITION_ROUTE_DECIDED: Final[str] = _c.CompositionRouteDecided.event_type
+COMPOSITION_ITERATION_START: Final[str] = _c.CompositionIterationStart.event_type
+VALIDATION_ARGS_INVALID: Final[str] = _c.ValidationArgsInvalid.event_type
+PERMISSION_CHECK: Final[str] = _c.PermissionCheck.event_type
+PERMISSION_HALT: Final[str] = _c.PermissionHalt.event_type
+CHECKIN_REQUEST: Final[str] = _c.CheckinRequest.event_type
+CHECKIN_DECISION: Final[str] = _c.CheckinDecision.event_type
+SKILL_ACTIVATED: Final[str] = _c.SkillActivated.event_type
+SKILL_GRAPH_DECLARED: Final[str] = _c.SkillGraphDeclared.event_type
+COMPOSITION_ENTER: Final[str] = _c.CompositionEnter.event_type
+COMPOSITION_EXIT: Final[str] = _c.CompositionExit.event_type
+MIDDLEWARE_DECISION: Final[str] = _c.MiddlewareDecision.event_type
+TOOLS_OFFERED: Final[str] = _c.ToolsOffered.event_type
+TOOLS_REPEATED_CALL: Final[str] = _c.ToolsRepeatedCall.event_type
+TOOLS_SESSION_STARTED: Final[str] = _c.ToolsSessionStarted.event_type
+TOOLS_SESSION_REUSED: Final[str] = _c.ToolsSessionReused.event_type
+TOOLS_SESSION_CLOSED: Final[str] = _c.ToolsSessionClosed.event_type
+TOOLS_SESSION_CLOSE_FAILED: Final[str] = _c.ToolsSessionCloseFailed.event_type
+RELIABILITY_RETRIED: Final[str] = _c.ReliabilityRetried.event_type
+RELIABILITY_RECOVERED: Final[str] = _c.ReliabilityRecovered.event_type
+RELIABILITY_FAIL_FAST: Final[str] = _c.ReliabilityFailFast.event_type
+RELIABILITY_CIRCUIT_OPENED: Final[str] = _c.ReliabilityCircuitOpened.event_type
+RELIABILITY_CIRCUIT_CLOSED: Final[str] = _c.ReliabilityCircuitClosed.event_type
+RELIABILITY_CIRCUIT_REJECTED: Final[str] = _c.ReliabilityCircuitRejected.event_type
+CREDENTIAL_REQUESTED: Final[str] = _c.CredentialRequested.event_type
+CREDENTIAL_ACQUIRED: Final[str] = _c.CredentialAcquired.event_type
+CREDENTIAL_AUTHORIZATION_REQUIRED: Final[str] = _c.CredentialAuthorizationRequired.event_type
+CREDENTIAL_FAILED: Final[str] = _c.CredentialFailed.event_type
+ARTIFACTS_MINTED: Final[str] = _c.ArtifactsMinted.event_type
+ARTIFACTS_REFUSED: Final[str] = _c.ArtifactsRefused.event_type
+INTEGRITY_CONTEXT_ERROR: Final[str] = _c.IntegrityContextError.event_type
+INTEGRITY_DISPOSITION: Final[str] = _c.IntegrityDisposition.event_type
+MCP_TOOLS_LISTED: Final[str] = _c.McpToolsListed.event_type
 
-KNOWN_EVENT_TYPES: frozenset[str] = frozenset(
-    {
-        AGENT_TURN_START,
-        AGENT_TURN_END,
-        AGENT_ITERATION_START,
-        AGENT_ITERATION_END,
-        AGENT_ROUTE_DECIDED,
-        AGENT_BUDGET_EXHAUSTED,
-        AGENT_RUN_CONFIGURED,
-        STREAM_LLM_START,
-        STREAM_LLM_END,
-        STREAM_TOKEN,
-        STREAM_TOOL_START,
-        STREAM_TOOL_END,
-        CONTEXT_EVALUATED,
-        CONTEXT_INJECTED,
-        CONTEXT_SLOT_COMPOSED,
-        PAUSE_REQUESTED,
-        PAUSE_RESUMED,
-        ERROR_TOOL,
-        WARNING_TOOL_RAISED,
-        ERROR_PROVIDER,
-        ERROR_RUN,
-        COST_USAGE,
-        COST_BUDGET_WARNING,
-        VALIDATION_ARGS_INVALID,
-        PERMISSION_CHECK,
-        PERMISSION_HALT,
-        CHECKIN_REQUEST,
-        CHECKIN_DECISION,
-        SKILL_ACTIVATED,
-        SKILL_GRAPH_DECLARED,
-        COMPOSITION_ENTER,
-        COMPOSITION_EXIT,
-        CONTEXT_BUDGET_PRESSURE,
-        CONTEXT_EVICTED,
-        MEMORY_WRITTEN,
-        COMPOSITION_FORK_START,
-        COMPOSITION_BRANCH_COMPLETE,
-        COMPOSITION_ROUTE_DECIDED,
-        COMPOSITION_ITERATION_START,
-        MIDDLEWARE_DECISION,
-        TOOLS_OFFERED,
-        TOOLS_REPEATED_CALL,
-        TOOLS_SESSION_STARTED,
-        TOOLS_SESSION_REUSED,
-        TOOLS_SESSION_CLOSED,
-        TOOLS_SESSION_CLOSE_FAILED,
-        RELIABILITY_RETRIED,
-        RELIABILITY_RECOVERED,
-        RELIABILITY_FAIL_FAST,
-        RELIABILITY_CIRCUIT_OPENED,
-        RELIABILITY_CIRCUIT_CLOSED,
-        RELIABILITY_CIRCUIT_REJECTED,
-        CREDENTIAL_REQUESTED,
-        CREDENTIAL_ACQUIRED,
-        CREDENTIAL_AUTHORIZATION_REQUIRED,
-        CREDENTIAL_FAILED,
-        ARTIFACTS_MINTED,
-        ARTIFACTS_REFUSED,
-        INTEGRITY_CONTEXT_ERROR,
-        INTEGRITY_DISPOSITION,
-        MCP_TOOLS_LISTED,
-    }
-)
+KNOWN_EVENT_TYPES: frozenset[str] = frozenset(c.event_type for c in _c.payload_classes())
 
 
 def domain_of(event_type: str) -> str:
