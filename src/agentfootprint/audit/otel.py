@@ -19,6 +19,18 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agentfootprint.events import AgentEvent
+from agentfootprint.events.catalogue import (
+    AgentTurnEnd,
+    AgentTurnStart,
+    ErrorProvider,
+    ErrorRun,
+    PauseRequested,
+    PauseResumed,
+    StreamLlmEnd,
+    StreamLlmStart,
+    StreamToolEnd,
+    StreamToolStart,
+)
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
@@ -99,16 +111,16 @@ OPERATION_EXECUTE_TOOL = "execute_tool"
 CAPTURE_CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 _CAPTURE_ON = frozenset({"true", "1", "yes", "on", "span_only", "span_and_event"})
 
-_TURN_START = "agentfootprint.agent.turn_start"
-_TURN_END = "agentfootprint.agent.turn_end"
-_LLM_START = "agentfootprint.stream.llm_start"
-_LLM_END = "agentfootprint.stream.llm_end"
-_TOOL_START = "agentfootprint.stream.tool_start"
-_TOOL_END = "agentfootprint.stream.tool_end"
-_ERROR_PROVIDER = "agentfootprint.error.provider"
-_ERROR_RUN = "agentfootprint.error.run"
-_PAUSE_REQUESTED = "agentfootprint.pause.requested"
-_PAUSE_RESUMED = "agentfootprint.pause.resumed"
+_TURN_START = AgentTurnStart.event_type
+_TURN_END = AgentTurnEnd.event_type
+_LLM_START = StreamLlmStart.event_type
+_LLM_END = StreamLlmEnd.event_type
+_TOOL_START = StreamToolStart.event_type
+_TOOL_END = StreamToolEnd.event_type
+_ERROR_PROVIDER = ErrorProvider.event_type
+_ERROR_RUN = ErrorRun.event_type
+_PAUSE_REQUESTED = PauseRequested.event_type
+_PAUSE_RESUMED = PauseResumed.event_type
 _SUBSCRIBED = (
     _TURN_START,
     _TURN_END,
@@ -329,13 +341,13 @@ class _Instrumentation:
         from opentelemetry.trace import SpanKind
 
         run_id, stage_id, ts, _ = self._meta(event)
-        payload = event.payload
-        name = _text(payload.get("agent") or self._agent_name)
+        payload = AgentTurnStart.view(event.payload)
+        name = _text(payload.agent or self._agent_name)
         attrs = self._base(run_id, stage_id, OPERATION_INVOKE_AGENT)
         attrs.update({GEN_AI_AGENT_NAME: name, GEN_AI_PROVIDER_NAME: self._provider_name})
         if self._model:
             attrs[GEN_AI_REQUEST_MODEL] = self._model
-        session = payload.get("session_id")
+        session = payload.session_id
         if isinstance(session, str) and session:
             attrs[GEN_AI_CONVERSATION_ID] = _text(session)
         parent = self._ctx.get_current()
@@ -343,7 +355,7 @@ class _Instrumentation:
             f"{OPERATION_INVOKE_AGENT} {name}", context=parent, kind=SpanKind.INTERNAL, attributes=attrs, start_time=ts
         )
         root = _Open(span=span)
-        message = payload.get("message")
+        message = payload.message
         if self._capture and isinstance(message, str):
             root.content[GEN_AI_INPUT_MESSAGES] = [{"role": "user", "parts": [{"type": "text", "content": message}]}]
         stale = self._turns.pop(run_id or "", None)
@@ -356,17 +368,17 @@ class _Instrumentation:
         turn = self._turns.get(run_id or "")
         if turn is None:
             return
-        payload = event.payload
-        status = payload.get("status")
+        payload = AgentTurnEnd.view(event.payload)
+        status = payload.status
         span = turn.root.span
         if isinstance(status, str):
             span.set_attribute(AF_STATUS, status)
             if status == "paused":
                 span.set_attribute(AF_PAUSED, True)
-        usage = payload.get("usage")
+        usage = payload.usage
         if isinstance(usage, Mapping):
             self._usage(span, usage)
-        answer = payload.get("answer")
+        answer = payload.answer
         if self._capture and isinstance(answer, str):
             turn.root.content[GEN_AI_OUTPUT_MESSAGES] = [
                 {"role": "assistant", "parts": [{"type": "text", "content": answer}], "finish_reason": "stop"}
@@ -378,7 +390,7 @@ class _Instrumentation:
         turn = self._turns.get(run_id or "")
         if turn is None:
             return
-        error_type = _text(event.payload.get("error_type") or "error")
+        error_type = _text(ErrorRun.view(event.payload).error_type or "error")
         turn.root.span.set_attribute(AF_STATUS, "failed")
         self._close_turn(run_id or "", turn, ts, error_type)
 
@@ -391,7 +403,7 @@ class _Instrumentation:
             return
         if turn.chat is not None:  # an unmatched start: close it before the next call
             self._finish(turn, turn.chat, ts)
-        model = _text(event.payload.get("model") or self._model)
+        model = _text(StreamLlmStart.view(event.payload).model or self._model)
         attrs = self._base(run_id, stage_id, OPERATION_CHAT)
         attrs[GEN_AI_PROVIDER_NAME] = self._provider_name
         if model:
@@ -418,23 +430,23 @@ class _Instrumentation:
         if turn is None or turn.chat is None:
             return
         chat, turn.chat = turn.chat, None
-        payload = event.payload
+        payload = StreamLlmEnd.view(event.payload)
         span = chat.span
-        model = payload.get("model") or payload.get("response_model") or self._model
+        model = payload.model or payload.response_model or self._model
         if model:
             span.set_attribute(GEN_AI_RESPONSE_MODEL, _text(model))
-        usage = payload.get("usage")
+        usage = payload.usage
         if isinstance(usage, Mapping):
             self._usage(span, usage)
-        finish = payload.get("finish_reason")
+        finish = payload.finish_reason
         if isinstance(finish, str) and finish:
             span.set_attribute(GEN_AI_RESPONSE_FINISH_REASONS, [_text(finish)])
         if self._capture:
             parts: list[dict[str, Any]] = []
-            content = payload.get("content")
+            content = payload.content
             if isinstance(content, str) and content:
                 parts.append({"type": "text", "content": content})
-            for call in payload.get("tool_calls") or []:
+            for call in payload.tool_calls if isinstance(payload.tool_calls, list) else []:
                 if isinstance(call, Mapping):
                     parts.append(
                         {
@@ -456,15 +468,15 @@ class _Instrumentation:
         if turn is None or turn.chat is None:
             return
         chat, turn.chat = turn.chat, None
-        self._error(chat.span, _text(event.payload.get("error_type") or "provider_error"))
+        self._error(chat.span, _text(ErrorProvider.view(event.payload).error_type or "provider_error"))
         self._finish(turn, chat, ts)
 
     def _tool_span(self, turn: _Turn, run_id: str | None, stage_id: str | None, event: Any, ts: int | None) -> _Open:
         from opentelemetry.trace import SpanKind
 
-        payload = event.payload
-        name = _text(payload.get("name") or "tool")
-        call_id = _text(payload.get("tool_call_id") or "")
+        payload = StreamToolStart.view(event.payload)  # a tool_end carries the same name and call id
+        name = _text(payload.name or "tool")
+        call_id = _text(payload.tool_call_id or "")
         attrs = self._base(run_id, stage_id, OPERATION_EXECUTE_TOOL)
         attrs.update({GEN_AI_TOOL_NAME: name, GEN_AI_TOOL_TYPE: "function"})
         if call_id:
@@ -480,9 +492,10 @@ class _Instrumentation:
         if turn is None:
             return
         tool = self._tool_span(turn, run_id, stage_id, event, ts)
-        if self._capture and "args" in event.payload:
-            tool.content[GEN_AI_TOOL_CALL_ARGUMENTS] = event.payload.get("args")
-        key = _text(event.payload.get("tool_call_id") or "")
+        payload = StreamToolStart.view(event.payload)
+        if self._capture and "args" in payload.model_fields_set:
+            tool.content[GEN_AI_TOOL_CALL_ARGUMENTS] = payload.args
+        key = _text(payload.tool_call_id or "")
         previous = turn.tools.pop(key, None)
         if previous is not None:
             self._finish(turn, previous, ts)
@@ -493,23 +506,24 @@ class _Instrumentation:
         turn = self._turn_of(run_id, stage_id)
         if turn is None:
             return
-        payload = event.payload
-        key = _text(payload.get("tool_call_id") or "")
+        payload = StreamToolEnd.view(event.payload)
+        key = _text(payload.tool_call_id or "")
         tool = turn.tools.pop(key, None)
         if tool is None:  # the answered call of a resumed run: its span starts when the run resumed
             start = turn.resumed_at.pop(key, None)
             tool = self._tool_span(turn, run_id, stage_id, event, start if start is not None else ts)
             tool.span.set_attribute(AF_STATUS, "resumed")
-        if payload.get("is_error") is True:
-            self._error(tool.span, _text(payload.get("error_code") or "tool_error"))
-        if self._capture and "content" in payload:
-            tool.content[GEN_AI_TOOL_CALL_RESULT] = payload.get("content")
+        if payload.is_error is True:
+            self._error(tool.span, _text(payload.error_code or "tool_error"))
+        if self._capture and "content" in payload.model_fields_set:
+            tool.content[GEN_AI_TOOL_CALL_RESULT] = payload.content
         self._finish(turn, tool, ts)
 
     def _pause_requested(self, event: Any) -> None:
         run_id, stage_id, _, _ = self._meta(event)
         turn = self._turn_of(run_id, stage_id)
-        tool = turn.tools.get(_text(event.payload.get("tool_call_id") or "")) if turn is not None else None
+        call_id = PauseRequested.view(event.payload).tool_call_id
+        tool = turn.tools.get(_text(call_id or "")) if turn is not None else None
         if tool is not None:
             tool.span.set_attribute(AF_PAUSED, True)
 
@@ -517,7 +531,7 @@ class _Instrumentation:
         run_id, stage_id, ts, _ = self._meta(event)
         turn = self._turn_of(run_id, stage_id)
         if turn is not None:
-            turn.resumed_at[_text(event.payload.get("tool_call_id") or "")] = ts
+            turn.resumed_at[_text(PauseResumed.view(event.payload).tool_call_id or "")] = ts
 
     # -- lifecycle ---------------------------------------------------------------------------------------------
     def stop(self) -> None:

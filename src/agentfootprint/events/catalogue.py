@@ -222,6 +222,10 @@ class StreamLlmEnd(EventPayload):
     tool_calls: list[Json]
     usage: Json
     finish_reason: str | None
+    model: str | None = None
+    """The model that answered, when the emitter reports it (the library's own turns do not)."""
+    response_model: str | None = None
+    """The provider's own name for the model that answered, when the emitter reports it."""
 
 
 class StreamToken(EventPayload):

@@ -804,10 +804,10 @@ def _answer(plan: TurnPlan, pause: PauseRecord) -> Any:
 
 def _pause_record(result: RunResult, translator: AgUiTranslator, frontend: frozenset[str]) -> PauseRecord:
     checkpoint = dict(result.checkpoint or {})
-    asked = translator.pause or {}
+    asked = translator.pause.kind if translator.pause is not None else None
     flow = checkpoint.get("flow")
     pause_data = flow.get("pause_data") if isinstance(flow, Mapping) else None
-    pause_kind = str(asked.get("kind") or (pause_data or {}).get("kind") or "ask_human")
+    pause_kind = str(asked or (pause_data or {}).get("kind") or "ask_human")
     tool_name = str(checkpoint.get("tool_name", ""))
     call_id = str(checkpoint.get("tool_call_id", ""))
     question = result.question or ""

@@ -21,7 +21,14 @@ from ag_ui.core import (
 )
 
 from agentfootprint.events import AgentEvent
-from agentfootprint.events import types as ev
+from agentfootprint.events.catalogue import (
+    PauseRequested,
+    StreamLlmEnd,
+    StreamLlmStart,
+    StreamToken,
+    StreamToolEnd,
+    StreamToolStart,
+)
 
 __all__ = ["MODEL_STEP", "AgUiTranslator", "as_text", "new_id"]
 
@@ -48,12 +55,12 @@ class AgUiTranslator:
     """An agent listener: maps its stream events to AG-UI events (handed to ``sink``) and records messages."""
 
     EVENTS: tuple[str, ...] = (
-        ev.STREAM_TOKEN,
-        ev.STREAM_LLM_START,
-        ev.STREAM_LLM_END,
-        ev.STREAM_TOOL_START,
-        ev.STREAM_TOOL_END,
-        ev.PAUSE_REQUESTED,
+        StreamToken.event_type,
+        StreamLlmStart.event_type,
+        StreamLlmEnd.event_type,
+        StreamToolStart.event_type,
+        StreamToolEnd.event_type,
+        PauseRequested.event_type,
     )
     """The event types it reads (listen to these alone: an event nobody listens to is never built)."""
 
@@ -69,7 +76,7 @@ class AgUiTranslator:
         self._quiet = frozenset(quiet_results)
         self._unstreamed = frozenset(unstreamed_results)
         self.messages: list[dict[str, Any]] = []
-        self.pause: dict[str, Any] | None = None
+        self.pause: PauseRequested | None = None
         self._message_id: str | None = None
         self._text_open = False
         self._step_open = False
@@ -80,20 +87,19 @@ class AgUiTranslator:
 
     def __call__(self, event: AgentEvent) -> None:
         """Handle one agent event (a listener for ``"*"``)."""
-        kind = event.type
-        payload = event.payload
-        if kind == ev.STREAM_TOKEN:
-            self._token(payload.get("text"))
-        elif kind == ev.STREAM_LLM_START:
+        payload = event.typed
+        if isinstance(payload, StreamToken):
+            self._token(payload.text)
+        elif isinstance(payload, StreamLlmStart):
             self._llm_start()
-        elif kind == ev.STREAM_LLM_END:
+        elif isinstance(payload, StreamLlmEnd):
             self._llm_end(payload)
-        elif kind == ev.STREAM_TOOL_START:
+        elif isinstance(payload, StreamToolStart):
             self._tool_start(payload)
-        elif kind == ev.STREAM_TOOL_END:
+        elif isinstance(payload, StreamToolEnd):
             self._tool_end(payload)
-        elif kind == ev.PAUSE_REQUESTED:
-            self.pause = dict(payload)
+        elif isinstance(payload, PauseRequested):
+            self.pause = payload
 
     def close(self) -> None:
         """Close an open text message and step (before a RUN_ERROR)."""
@@ -123,13 +129,13 @@ class AgUiTranslator:
         self._sink(TextMessageContentEvent(message_id=self._message_id, delta=text))
         self._text.append(text)
 
-    def _llm_end(self, payload: dict[str, Any]) -> None:
-        usage = payload.get("usage")
+    def _llm_end(self, payload: StreamLlmEnd) -> None:
+        usage = payload.usage
         if isinstance(usage, dict):
             self.input_tokens += _count(usage.get("input_tokens"))
             self.output_tokens += _count(usage.get("output_tokens"))
         message_id = self._message_id or new_id("msg")
-        content = payload.get("content")
+        content = payload.content
         streamed = "".join(self._text)
         if not self._text_open and isinstance(content, str) and content:
             self._sink(TextMessageStartEvent(message_id=message_id, role="assistant"))
@@ -138,16 +144,16 @@ class AgUiTranslator:
             streamed = content
         self._message_id = message_id
         self.close()
-        calls = payload.get("tool_calls")
+        calls = payload.tool_calls
         if streamed or calls:
             record: dict[str, Any] = {"id": message_id, "role": "assistant", "content": streamed or None}
             self.messages.append(record)
             self._assistant = record
 
-    def _tool_start(self, payload: dict[str, Any]) -> None:
-        call_id = str(payload.get("tool_call_id"))
-        name = str(payload.get("name"))
-        arguments = as_text(payload.get("args") if payload.get("args") is not None else {})
+    def _tool_start(self, payload: StreamToolStart) -> None:
+        call_id = str(payload.tool_call_id)
+        name = str(payload.name)
+        arguments = as_text(payload.args if payload.args is not None else {})
         parent = self._assistant["id"] if self._assistant is not None else None
         if self._assistant is not None:
             self._assistant.setdefault("toolCalls", []).append(
@@ -157,11 +163,11 @@ class AgUiTranslator:
         self._sink(ToolCallArgsEvent(tool_call_id=call_id, delta=arguments))
         self._sink(ToolCallEndEvent(tool_call_id=call_id))
 
-    def _tool_end(self, payload: dict[str, Any]) -> None:
-        call_id = str(payload.get("tool_call_id"))
+    def _tool_end(self, payload: StreamToolEnd) -> None:
+        call_id = str(payload.tool_call_id)
         if call_id in self._quiet:
             return
-        content = as_text(payload.get("content"))
+        content = as_text(payload.content)
         message_id = new_id("tool")
         self.messages.append({"id": message_id, "role": "tool", "toolCallId": call_id, "content": content})
         if call_id in self._unstreamed:  # a call started in an earlier run: a result here would reference nothing
