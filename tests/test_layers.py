@@ -19,9 +19,11 @@ LEVEL = {
     "_text": 0,
     "_sync": 0,
     "_lazy": 0,
+    "_features": 0,
     "_loader": 0,
     "_progress": 0,
     "_version": 0,
+    "stores": 0,  # the storage layer: on the bottom, it imports leaf modules only
     "flow": 1,
     "events": 1,
     "providers": 1,
@@ -42,7 +44,7 @@ LEVEL = {
     "_flagship": 8,
 }
 # the composition root: it sits on top and may import anything; nothing on a layer imports it
-ROOT = {"__init__", "__main__", "_wiring"}
+ROOT = {"__init__", "__main__"}
 # same-level packages that must not know each other either
 APART = {("explain", "compose"), ("compose", "explain"), ("explain", "scale"), ("honesty", "scale")}
 HEAVY = ("explain", "honesty", "hosting", "scale", "audit", "mcp")

@@ -10,19 +10,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
-import time
-from collections import OrderedDict
 from collections.abc import Mapping
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agentfootprint.agent._ledgers import PostgresDecisionLedger, SQLiteDecisionLedger
+from agentfootprint.stores.ledger import (
+    DecisionLedger,
+    InMemoryDecisionLedger,
+    PostgresDecisionLedger,
+    SQLiteDecisionLedger,
+)
 
 APPROVE: Literal["approve"] = "approve"
 DECLINE: Literal["decline"] = "decline"
-_MAX_REMEMBERED = 1_000_000
 
 
 class ConsentDecision(BaseModel):
@@ -98,40 +99,6 @@ def read_decision(answer: Any) -> ConsentDecision | None:
         return ConsentDecision.model_validate(dict(answer))
     except ValidationError:
         return None
-
-
-@runtime_checkable
-class DecisionLedger(Protocol):
-    """Where answered consent requests are spent. ``spend`` must be atomic: True only for the first caller."""
-
-    def spend(self, request_id: str) -> bool: ...
-
-    def is_spent(self, request_id: str) -> bool: ...
-
-
-class InMemoryDecisionLedger:
-    """Spent request ids in this process (thread-safe); remembers the newest million."""
-
-    def __init__(self, max_entries: int = _MAX_REMEMBERED) -> None:
-        self._spent: OrderedDict[str, float] = OrderedDict()
-        self._lock = threading.Lock()
-        self._max = max_entries
-
-    def spend(self, request_id: str) -> bool:
-        with self._lock:
-            if request_id in self._spent:
-                return False
-            self._spent[request_id] = time.time()
-            while len(self._spent) > self._max:
-                self._spent.popitem(last=False)
-            return True
-
-    def is_spent(self, request_id: str) -> bool:
-        with self._lock:
-            return request_id in self._spent
-
-    def __len__(self) -> int:
-        return len(self._spent)
 
 
 _PROCESS_LEDGER = InMemoryDecisionLedger()

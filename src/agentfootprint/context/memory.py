@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import json
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from agentfootprint.context._events import MEMORY_WRITTEN, ensure_context_event_types
@@ -21,37 +18,20 @@ from agentfootprint.context.injection import (
     Trigger,
     check_injection_id,
 )
-from agentfootprint.context.vectors import InMemoryVectorStore, VectorStore
 from agentfootprint.events import EventSink
 from agentfootprint.identity import Identity
+from agentfootprint.stores.memory import EntryKind as EntryKind
+from agentfootprint.stores.memory import (
+    InMemoryMemoryStore,
+    MemoryEntry,
+    MemoryNamespace,
+    MemoryStore,
+)
+from agentfootprint.stores.memory import entry_from_row as entry_from_row
+from agentfootprint.stores.sqlite_memory import SQLiteMemoryStore
 
 DEFAULT_MEMORY_HEADER = "Conversation memory (earlier turns, oldest first):"
 _MAX_RECALL_TURNS = 1000
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryNamespace:
-    """Where a memory's entries live: the memory id and the run's identity (an anonymous run gets its own)."""
-
-    memory_id: str
-    tenant: str | None = None
-    principal: str | None = None
-    conversation_id: str | None = None
-    anonymous: bool = False
-
-    def key(self) -> str:
-        """A stable, unambiguous string key (None and "" stay distinct)."""
-        return json.dumps(
-            [self.memory_id, self.tenant, self.principal, self.conversation_id, self.anonymous], separators=(",", ":")
-        )
-
-    def as_dict(self) -> dict[str, Any]:
-        """The namespace as recorded on injection records and events."""
-        out: dict[str, Any] = {"tenant": self.tenant, "principal": self.principal}
-        out["conversation_id"] = self.conversation_id
-        if self.anonymous:
-            out["anonymous"] = True
-        return out
 
 
 def memory_namespace(memory_id: str, identity: Identity | None, run_id: str) -> MemoryNamespace:
@@ -68,166 +48,7 @@ def memory_namespace(memory_id: str, identity: Identity | None, run_id: str) -> 
     )
 
 
-EntryKind = Literal["turn", "fact", "summary"]
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryEntry:
-    """One remembered item: a message of a completed turn, a fact pulled from turns, or a summary of turns."""
-
-    id: str
-    role: Literal["user", "assistant"]
-    content: str
-    run_id: str = ""
-    created_at: float = 0.0
-    kind: EntryKind = "turn"
-    metadata: Mapping[str, Any] = field(default_factory=dict)
-
-
-@runtime_checkable
-class MemoryStore(Protocol):
-    """Storage for memory entries, strictly per namespace; ``append`` ignores entry ids already stored."""
-
-    def append(self, namespace: MemoryNamespace, entries: Sequence[MemoryEntry]) -> None: ...
-
-    def load(self, namespace: MemoryNamespace, *, last: int | None = None) -> list[MemoryEntry]: ...
-
-    def clear(self, namespace: MemoryNamespace) -> int: ...
-
-
-class InMemoryMemoryStore:
-    """A process-local memory store (tests, demos, single-process services)."""
-
-    def __init__(self) -> None:
-        self._entries: dict[str, list[MemoryEntry]] = {}
-        self._lock = threading.Lock()
-        self.vectors: VectorStore = InMemoryVectorStore()
-        """Vectors beside the entries (semantic recall)."""
-
-    def append(self, namespace: MemoryNamespace, entries: Sequence[MemoryEntry]) -> None:
-        """Add entries in order; an id already stored in this namespace is skipped (idempotent replays)."""
-        with self._lock:
-            bucket = self._entries.setdefault(namespace.key(), [])
-            known = {e.id for e in bucket}
-            for entry in entries:
-                if entry.id not in known:
-                    bucket.append(entry)
-                    known.add(entry.id)
-
-    def load(self, namespace: MemoryNamespace, *, last: int | None = None) -> list[MemoryEntry]:
-        """Entries of this namespace, oldest first; ``last`` keeps only the newest ones."""
-        with self._lock:
-            bucket = list(self._entries.get(namespace.key(), ()))
-        return bucket[-last:] if last is not None and last > 0 else ([] if last == 0 else bucket)
-
-    def clear(self, namespace: MemoryNamespace) -> int:
-        """Forget a namespace (its vectors too); returns how many entries were dropped."""
-        self.vectors.drop(namespace.key())
-        with self._lock:
-            return len(self._entries.pop(namespace.key(), []))
-
-
-def entry_from_row(row: Sequence[Any], metadata: dict[str, Any]) -> MemoryEntry:
-    """A stored row ``(entry_id, role, content, run_id, created_at, kind, ...)`` as an entry; odd roles and kinds
-    read as ``user`` and ``turn``."""
-    return MemoryEntry(
-        id=row[0],
-        role="assistant" if row[1] == "assistant" else "user",
-        content=row[2],
-        run_id=row[3],
-        created_at=row[4],
-        kind=row[5] if row[5] in ("turn", "fact", "summary") else "turn",
-        metadata=metadata,
-    )
-
-
-class SQLiteMemoryStore:
-    """A durable memory store on stdlib ``sqlite3`` (WAL journal); safe to share across threads of one process."""
-
-    def __init__(self, path: str | Path) -> None:
-        self.path = str(path)
-        self._lock = threading.Lock()
-        import sqlite3  # loaded with the first durable store, not with the package
-
-        self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        if self.path != ":memory:":
-            self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA busy_timeout=5000")
-        self._conn.execute(
-            "CREATE TABLE IF NOT EXISTS memory_entries ("
-            " seq INTEGER PRIMARY KEY AUTOINCREMENT, ns TEXT NOT NULL, entry_id TEXT NOT NULL,"
-            " role TEXT NOT NULL, content TEXT NOT NULL, run_id TEXT NOT NULL, created_at REAL NOT NULL,"
-            " UNIQUE (ns, entry_id))"
-        )
-        self._conn.execute("CREATE INDEX IF NOT EXISTS memory_entries_ns ON memory_entries (ns, seq)")
-        columns = {r[1] for r in self._conn.execute("PRAGMA table_info(memory_entries)")}
-        if "kind" not in columns:  # stores written before facts and summaries existed
-            self._conn.execute("ALTER TABLE memory_entries ADD COLUMN kind TEXT NOT NULL DEFAULT 'turn'")
-            self._conn.execute("ALTER TABLE memory_entries ADD COLUMN meta TEXT NOT NULL DEFAULT '{}'")
-        self._vectors: VectorStore | None = None
-
-    @property
-    def vectors(self) -> VectorStore:
-        """Vectors beside the entries, in the same file (sqlite-vec), opened on first use."""
-        if self._vectors is None:
-            from agentfootprint.context.sqlite_vectors import SQLiteVectorStore
-
-            self._vectors = SQLiteVectorStore(self.path, table="memory_vectors")
-        return self._vectors
-
-    def append(self, namespace: MemoryNamespace, entries: Sequence[MemoryEntry]) -> None:
-        """Add entries in order in one transaction; ids already stored in this namespace are skipped."""
-        rows = [
-            (namespace.key(), e.id, e.role, e.content, e.run_id, e.created_at, e.kind, _meta(e.metadata))
-            for e in entries
-        ]
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                self._conn.executemany(
-                    "INSERT OR IGNORE INTO memory_entries (ns, entry_id, role, content, run_id, created_at, kind, meta)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    rows,
-                )
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
-
-    def load(self, namespace: MemoryNamespace, *, last: int | None = None) -> list[MemoryEntry]:
-        """Entries of this namespace, oldest first; ``last`` keeps only the newest ones."""
-        sql = (
-            "SELECT entry_id, role, content, run_id, created_at, kind, meta FROM memory_entries WHERE ns = ?"
-            " ORDER BY seq DESC"
-        )
-        params: tuple[Any, ...] = (namespace.key(),)
-        if last is not None:
-            sql += " LIMIT ?"
-            params = (*params, max(0, int(last)))
-        with self._lock:
-            rows = self._conn.execute(sql, params).fetchall()
-        return [entry_from_row(r, json.loads(r[6] or "{}")) for r in reversed(rows)]
-
-    def clear(self, namespace: MemoryNamespace) -> int:
-        """Forget a namespace (its vectors too); returns how many entries were dropped."""
-        with self._lock:
-            cur = self._conn.execute("DELETE FROM memory_entries WHERE ns = ?", (namespace.key(),))
-            dropped = int(cur.rowcount)
-        if self._vectors is not None:
-            self._vectors.drop(namespace.key())
-        return dropped
-
-    def close(self) -> None:
-        """Close the connection."""
-        with self._lock:
-            self._conn.close()
-
-
 RecallFn = Callable[[list[MemoryEntry], InjectionContext], Sequence[MemoryEntry]]
-
-
-def _meta(metadata: Mapping[str, Any]) -> str:
-    return json.dumps(dict(metadata), sort_keys=True, default=str)
 
 
 def _entry_line(e: MemoryEntry) -> str:

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import inspect
-import math
-import re
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -20,9 +17,9 @@ from agentfootprint.context.injection import (
     Trigger,
     check_injection_id,
 )
+from agentfootprint.stores.bm25 import BM25Scores, tokenize
 
 DEFAULT_RAG_HEADER = "Retrieved context:"
-_TOKEN_RE = re.compile(r"\w+", re.UNICODE)
 _MAX_K = 100
 
 
@@ -34,11 +31,6 @@ class Chunk:
     text: str
     score: float = 0.0
     metadata: Mapping[str, Any] = field(default_factory=dict)
-
-
-def tokenize(text: str) -> list[str]:
-    """Lower-cased word tokens (the BM25 index's analyzer)."""
-    return [t.lower() for t in _TOKEN_RE.findall(text)]
 
 
 def as_chunk(value: Any, index: int) -> Chunk:
@@ -72,41 +64,22 @@ class BM25Index:
             raise InvalidInjectionError(f"RAG document ids must be unique; repeated: {', '.join(dupes)[:200]}")
         self.k1 = k1
         self.b = b
-        self._tfs: list[Counter[str]] = [Counter(tokenize(c.text)) for c in self.chunks]
-        self._lens = [sum(tf.values()) for tf in self._tfs]
-        self._avg = (sum(self._lens) / len(self._lens)) if self._lens else 0.0
-        df: Counter[str] = Counter()
-        for tf in self._tfs:
-            df.update(tf.keys())
-        n = len(self.chunks)
-        self._idf = {term: math.log(1.0 + (n - d + 0.5) / (d + 0.5)) for term, d in df.items()}
+        self._scores = BM25Scores([c.text for c in self.chunks], k1=k1, b=b)
 
     def score(self, query: str) -> list[float]:
         """BM25 score of every chunk for ``query``, in document order."""
-        terms = tokenize(query)
-        out: list[float] = []
-        for tf, length in zip(self._tfs, self._lens, strict=True):
-            s = 0.0
-            norm = self.k1 * (1.0 - self.b + self.b * (length / self._avg if self._avg else 0.0))
-            for term in terms:
-                f = tf.get(term, 0)
-                if f:
-                    s += self._idf[term] * f * (self.k1 + 1.0) / (f + norm)
-            out.append(s)
-        return out
+        return self._scores.score(query)
 
     def search(self, query: str, k: int = 3) -> list[Chunk]:
         """The ``k`` best-scoring chunks with a positive score (ties keep document order)."""
-        scores = self.score(query)
-        ranked = sorted((i for i, s in enumerate(scores) if s > 0), key=lambda i: (-scores[i], i))
         return [
             Chunk(
                 id=self.chunks[i].id,
                 text=self.chunks[i].text,
-                score=round(scores[i], 6),
+                score=round(score, 6),
                 metadata=self.chunks[i].metadata,
             )
-            for i in ranked[:k]
+            for i, score in self._scores.top(query, k)
         ]
 
     def __call__(self, query: str) -> list[Chunk]:

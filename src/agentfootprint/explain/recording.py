@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from agentfootprint.errors import AgentFootprintError, validation_field
 from agentfootprint.flow import FlowSnapshot
+from agentfootprint.stores.recordings import SQLiteRecordingStore
 
 RECORDING_FORMAT: Literal["agentfootprint.recording"] = "agentfootprint.recording"
 
@@ -53,15 +54,26 @@ def save_recording(agent: Any, path: str | Path) -> Path:
     rec = recording_of(agent)
     target = Path(path)
     if target.suffix in (".sqlite", ".db", ".sqlite3"):
-        with sqlite3.connect(target) as db:
-            db.execute("CREATE TABLE IF NOT EXISTS recordings (run_id TEXT PRIMARY KEY, created REAL, body TEXT)")
-            db.execute(
-                "INSERT OR REPLACE INTO recordings VALUES (?, julianday('now'), ?)",
-                (rec.snapshot.run_id, rec.model_dump_json()),
-            )
+        store = SQLiteRecordingStore(target)
+        try:
+            store.put(rec.snapshot.run_id, rec.model_dump_json(), agent=rec.agent)
+        finally:
+            store.close()
         return target
     target.write_text(rec.model_dump_json(indent=1))
     return target
+
+
+def _stored_body(source: Path, run_id: str | None) -> str | None:
+    """The body of run ``run_id`` (or of the newest run) in a SQLite recordings file, opened read-only."""
+    store = SQLiteRecordingStore(source, readonly=True)
+    try:
+        if not run_id:
+            newest = store.list(limit=1).items
+            run_id = newest[0].run_id if newest else None
+        return store.get(run_id) if run_id else None
+    finally:
+        store.close()
 
 
 def load_recording(path: str | Path, *, run_id: str | None = None) -> Recording:
@@ -71,16 +83,10 @@ def load_recording(path: str | Path, *, run_id: str | None = None) -> Recording:
         raise InvalidRecordingError(f"no recording file at {source}")
     try:
         if source.suffix in (".sqlite", ".db", ".sqlite3"):
-            with sqlite3.connect(f"file:{source}?mode=ro", uri=True) as db:
-                row = db.execute(
-                    "SELECT body FROM recordings WHERE run_id = ?"
-                    if run_id
-                    else "SELECT body FROM recordings ORDER BY created DESC LIMIT 1",
-                    (run_id,) if run_id else (),
-                ).fetchone()
-            if row is None:
+            body = _stored_body(source, run_id)
+            if body is None:
                 raise InvalidRecordingError("the SQLite file holds no such recording")
-            raw: Any = json.loads(row[0])
+            raw: Any = json.loads(body)
         else:
             raw = json.loads(source.read_text())
     except (OSError, sqlite3.Error, json.JSONDecodeError, UnicodeDecodeError) as exc:
