@@ -31,8 +31,9 @@ from agentfootprint.compose.member_run import (
     resolve_parent_run,
 )
 from agentfootprint.errors import AgentFootprintError
-from agentfootprint.events import AgentEvent, EventDispatcher
+from agentfootprint.events import AgentEvent, EventDispatcher, PayloadArg
 from agentfootprint.events import types as ev
+from agentfootprint.events.catalogue import CompositionEnter, CompositionExit
 from agentfootprint.flow import FlowChart, FlowResult, FlowSnapshot, InvalidCheckpointError, NarrativeEntry, Scope
 from agentfootprint.flow import render_narrative as _render
 from agentfootprint.flow._frozen import thaw
@@ -221,7 +222,7 @@ class Composition(ABC):
     def last_run_input(self) -> dict[str, Any] | None:
         return dict(self._last_run_input) if self._last_run_input is not None else None
 
-    def _emit(self, event_type: str, payload: Any, run_id: str) -> None:
+    def _emit(self, event_type: str, payload: PayloadArg, run_id: str) -> None:
         if self._events.has_listeners(event_type):
             self._events.emit(event_type, payload, run_id=run_id)
 
@@ -292,7 +293,7 @@ class Composition(ABC):
         start: Callable[[CompositionRun], Awaitable[FlowResult]],
         key: SealKey | None = None,
     ) -> RunResult:
-        self._emit(ev.COMPOSITION_ENTER, {"composition": self.name, "kind": self.kind}, record.run_id)
+        self._emit(ev.COMPOSITION_ENTER, lambda: CompositionEnter(composition=self.name, kind=self.kind), record.run_id)
         try:
             try:
                 flow = await start(CompositionRun(record, seed, self._events))
@@ -306,7 +307,8 @@ class Composition(ABC):
         finally:
             await self._events.drain(timeout=5)
         self._last_snapshot = flow.snapshot
-        self._emit(ev.COMPOSITION_EXIT, {"composition": self.name, "paused": flow.paused}, record.run_id)
+        exited = lambda: CompositionExit(composition=self.name, paused=flow.paused)  # noqa: E731
+        self._emit(ev.COMPOSITION_EXIT, exited, record.run_id)
         if flow.paused:
             data = flow.checkpoint["pause_data"] if flow.checkpoint else {}
             data = data if isinstance(data, Mapping) else {}

@@ -18,6 +18,7 @@ from agentfootprint.compose._base import (
     seed_stage,
 )
 from agentfootprint.events import types as ev
+from agentfootprint.events.catalogue import CompositionRouteDecided
 from agentfootprint.flow import FlowChart, Scope, decide, flow_chart
 
 Predicate = Callable[[Any], bool]
@@ -74,7 +75,9 @@ class Conditional(Composition):
         def route(scope: Scope) -> Any:
             decision = decide(scope, rules, default)
             self._emit(
-                ev.COMPOSITION_ROUTE_DECIDED, {"composition": self.name, "chosen": decision.branch}, scope.run_id or ""
+                ev.COMPOSITION_ROUTE_DECIDED,
+                lambda: CompositionRouteDecided(composition=self.name, chosen=decision.branch),
+                scope.run_id or "",
             )
             return decision
 

@@ -29,6 +29,7 @@ from agentfootprint.compose._dataflow import (
 from agentfootprint.compose.workflow import function_stage, member_input, member_output
 from agentfootprint.errors import AgentFootprintError
 from agentfootprint.events import types as ev
+from agentfootprint.events.catalogue import CompositionRouteDecided
 from agentfootprint.flow import FlowChart, Scope, decide, flow_chart
 from agentfootprint.flow._frozen import thaw
 from agentfootprint.flow.decide import DecisionEvidence, DecisionResult
@@ -170,7 +171,7 @@ class Graph(Composition):
                 scope.append("path", node)
             self._emit(
                 ev.COMPOSITION_ROUTE_DECIDED,
-                {"composition": self.name, "from": at, "chosen": node_of.get(chosen or "", END)},
+                lambda: CompositionRouteDecided(composition=self.name, from_=at, chosen=node_of.get(chosen or "", END)),
                 scope.run_id or "",
             )
             return decision

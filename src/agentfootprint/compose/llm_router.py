@@ -16,6 +16,7 @@ from agentfootprint.compose._base import (
 )
 from agentfootprint.compose._choice import ModelChoiceError, check_route_id, chooser_agent, parse_choice
 from agentfootprint.events import types as ev
+from agentfootprint.events.catalogue import CompositionRouteDecided
 from agentfootprint.flow import FlowChart, Scope, decide, flow_chart
 from agentfootprint.providers import Provider
 
@@ -59,7 +60,9 @@ class LLMRouter(Composition):
             scope["chosen"] = choice["route"]
             self._emit(
                 ev.COMPOSITION_ROUTE_DECIDED,
-                {"composition": self.name, "chosen": choice["route"], "reason": choice.get("reason")},
+                lambda: CompositionRouteDecided(
+                    composition=self.name, chosen=choice["route"], reason=choice.get("reason")
+                ),
                 scope.run_id or "",
             )
 

@@ -16,6 +16,7 @@ from agentfootprint.compose._base import (
     seed_stage,
 )
 from agentfootprint.events import types as ev
+from agentfootprint.events.catalogue import CompositionIterationStart
 from agentfootprint.flow import FlowChart, Scope, decide, flow_chart
 
 HARD_CEILING = 500
@@ -45,7 +46,7 @@ class Loop(Composition):
         def message_of(parent: Scope) -> str:
             self._emit(
                 ev.COMPOSITION_ITERATION_START,
-                {"composition": self.name, "pass": parent.get("passes", 0) + 1},
+                lambda: CompositionIterationStart(composition=self.name, pass_=parent.get("passes", 0) + 1),
                 parent.run_id or "",
             )
             previous = parent.get("answer")

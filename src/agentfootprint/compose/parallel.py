@@ -18,6 +18,7 @@ from agentfootprint.compose._base import (
     seed_stage,
 )
 from agentfootprint.events import types as ev
+from agentfootprint.events.catalogue import CompositionBranchComplete, CompositionForkStart
 from agentfootprint.flow import FlowChart, Scope, flow_chart
 from agentfootprint.providers import LLMRequest, Message, Provider
 
@@ -97,7 +98,7 @@ class Parallel(Composition):
         seed_stage(scope)
         self._emit(
             ev.COMPOSITION_FORK_START,
-            {"composition": self.name, "branches": [n for n, _ in self.members]},
+            lambda: CompositionForkStart(composition=self.name, branches=[n for n, _ in self.members]),
             scope.run_id or "",
         )
 
@@ -106,7 +107,8 @@ class Parallel(Composition):
 
         def out(sub: Scope) -> dict[str, Any]:
             result = mapped(sub)
-            self._emit(ev.COMPOSITION_BRANCH_COMPLETE, {"composition": self.name, "branch": name}, sub.run_id or "")
+            done = lambda: CompositionBranchComplete(composition=self.name, branch=name)  # noqa: E731
+            self._emit(ev.COMPOSITION_BRANCH_COMPLETE, done, sub.run_id or "")
             return result
 
         return out

@@ -19,6 +19,7 @@ from agentfootprint.context.injection import (
     check_injection_id,
 )
 from agentfootprint.events import EventSink
+from agentfootprint.events.catalogue import MemoryWritten
 from agentfootprint.identity import Identity
 from agentfootprint.stores.memory import EntryKind as EntryKind
 from agentfootprint.stores.memory import (
@@ -228,7 +229,7 @@ async def remember_turn(
         if events is not None:
             ensure_context_event_types(events)
             if events.has_listeners(MEMORY_WRITTEN):
-                events.emit(MEMORY_WRITTEN, dict(record), run_id=run_id)
+                events.emit(MEMORY_WRITTEN, MemoryWritten(**record), run_id=run_id)
     return written
 
 

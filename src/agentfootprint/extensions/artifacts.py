@@ -16,6 +16,7 @@ from typing import Any
 from agentfootprint.agent import Extension, RunContext, RunOutcome
 from agentfootprint.events import AgentEvent
 from agentfootprint.events import types as ev
+from agentfootprint.events.catalogue import ArtifactsMinted, ArtifactsRefused
 from agentfootprint.stores.artifacts import (
     ArtifactMeta,
     ArtifactStore,
@@ -110,10 +111,12 @@ class Artifacts(Extension):
             )
         except Exception as exc:  # the answer is already composed: filing can never fail the run
             ctx.state["refused"] = {"reason": f"{type(exc).__name__}: {str(exc)[:200]}"}
-            ctx.emit(ev.ARTIFACTS_REFUSED, {"kind": RECORDING_KIND, **ctx.state["refused"]})
+            refused = ctx.state["refused"]
+            ctx.emit(ev.ARTIFACTS_REFUSED, lambda: ArtifactsRefused(kind=RECORDING_KIND, **refused))
             return
         ctx.state["recording"] = {"ref": meta.ref, "scope": scope_of(ctx), "bytes": meta.bytes, "digest": meta.digest}
-        ctx.emit(ev.ARTIFACTS_MINTED, {"kind": RECORDING_KIND, **ctx.state["recording"]})
+        minted = ctx.state["recording"]
+        ctx.emit(ev.ARTIFACTS_MINTED, lambda: ArtifactsMinted(kind=RECORDING_KIND, **minted))
 
     async def on_error(self, ctx: RunContext, error: BaseException) -> None:
         off = ctx.state.pop("off", None)

@@ -19,6 +19,12 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from agentfootprint.agent import CallTool, Extension, RunContext, RunOutcome, ToolCallRequest
 from agentfootprint.errors import AgentFootprintError
 from agentfootprint.events import types as ev
+from agentfootprint.events.catalogue import (
+    CredentialAcquired,
+    CredentialAuthorizationRequired,
+    CredentialFailed,
+    CredentialRequested,
+)
 from agentfootprint.identity import Identity
 from agentfootprint.tools import ToolOutcome
 
@@ -178,7 +184,7 @@ class Credentials(Extension):
         if wanted is None or call.tool is None:
             return await call_next(call)
         facts = {"service": wanted.service, "tool": call.name, "tool_call_id": call.tool_call_id, "mode": wanted.mode}
-        ctx.emit(ev.CREDENTIAL_REQUESTED, facts)
+        ctx.emit(ev.CREDENTIAL_REQUESTED, lambda: CredentialRequested(**facts))
         resuming = ctx.resumed and not ctx.state.get("first_done")  # the paused call comes first on a resumed leg
         ctx.state["first_done"] = True
         request = CredentialRequest(wanted.service, wanted.scopes, wanted.mode, ctx.identity)
@@ -187,7 +193,8 @@ class Credentials(Extension):
             if inspect.isawaitable(result):
                 result = await result
         except Exception as exc:
-            ctx.emit(ev.CREDENTIAL_FAILED, {**facts, "error_type": type(exc).__name__})
+            failed = CredentialFailed(**facts, error_type=type(exc).__name__)
+            ctx.emit(ev.CREDENTIAL_FAILED, failed)
             return ToolOutcome(
                 content=f"Error: the credential for '{wanted.service}' could not be obtained ({type(exc).__name__})",
                 is_error=True,
@@ -196,7 +203,8 @@ class Credentials(Extension):
         if isinstance(result, AuthorizationRequired):
             outstanding: dict[str, Any] = ctx.agent_state.setdefault("outstanding", {})
             outstanding[wanted.service] = {**facts, "authorization_url": result.authorization_url}
-            ctx.emit(ev.CREDENTIAL_AUTHORIZATION_REQUIRED, facts)  # names the service, never the URL
+            required = lambda: CredentialAuthorizationRequired(**facts)  # noqa: E731  (the service, never the URL)
+            ctx.emit(ev.CREDENTIAL_AUTHORIZATION_REQUIRED, required)
             if self.mode == "tell-model":
                 return ToolOutcome(
                     content=_refusal(wanted.service), is_error=True, error_code=_ERR_AUTHORIZATION_REQUIRED
@@ -216,7 +224,8 @@ class Credentials(Extension):
                 error_code=_ERR_CREDENTIAL,
             )
         ctx.agent_state.setdefault("outstanding", {}).pop(wanted.service, None)
-        ctx.emit(ev.CREDENTIAL_ACQUIRED, {**facts, "kind": result.credential.kind})
+        kind = result.credential.kind
+        ctx.emit(ev.CREDENTIAL_ACQUIRED, lambda: CredentialAcquired(**facts, kind=kind))
         ctx.offer_to_tools("credential", result.credential)
         try:
             return await call_next(call)

@@ -20,6 +20,7 @@ from typing import Any, Literal
 from agentfootprint.agent import CallModel, CallTool, Extension, RunContext, RunOutcome, ToolCallRequest
 from agentfootprint.errors import AgentFootprintError
 from agentfootprint.events import types as ev
+from agentfootprint.events.catalogue import IntegrityContextError, IntegrityDisposition
 from agentfootprint.extensions._ledger import file_row
 from agentfootprint.providers import LLMRequest, LLMResponse
 from agentfootprint.tools import ToolOutcome
@@ -132,7 +133,7 @@ class Integrity(Extension):
         row = self._rows(ctx)[check]
         row.findings += 1
         finding = {"kind": check, "seam": row.seam, "iteration": ctx.iteration, "message": message[:300], **facts}
-        file_row(ctx, FINDINGS_KEY, finding, ev.INTEGRITY_CONTEXT_ERROR)
+        file_row(ctx, FINDINGS_KEY, finding, IntegrityContextError)
 
     # -- run boundaries -------------------------------------------------------------------------------------------
     async def before_run(self, ctx: RunContext) -> None:
@@ -162,7 +163,10 @@ class Integrity(Extension):
         try:  # accounting never changes a run's outcome
             rows = [r.as_dict() for r in self._rows(ctx).values()]
             ctx.state["disposition"] = rows
-            ctx.emit(ev.INTEGRITY_DISPOSITION, {"status": status, "posture": self.posture, "rows": rows})
+            ctx.emit(
+                ev.INTEGRITY_DISPOSITION,
+                lambda: IntegrityDisposition(status=status, posture=self.posture, rows=rows),
+            )
         except Exception:
             return
 

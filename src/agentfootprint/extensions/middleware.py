@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from agentfootprint.agent import CallTool, Extension, InputRefusedError, RunContext, ToolCallRequest
-from agentfootprint.events import types as ev
+from agentfootprint.events.catalogue import MiddlewareDecision
 from agentfootprint.extensions._ledger import file_row
 from agentfootprint.tools import ToolOutcome
 
@@ -120,11 +120,11 @@ class MessageMiddlewareChain(Extension):
                 verdict = await _settle(fn(text, ctx))
             except Exception as exc:  # a middleware that fails did not say yes
                 row.update(outcome="deny", why=f"middleware raised {type(exc).__name__}")
-                file_row(ctx, DECISIONS_KEY, row, ev.MIDDLEWARE_DECISION)
+                file_row(ctx, DECISIONS_KEY, row, MiddlewareDecision)
                 raise MessageDeniedError(row["why"], middleware=name, phase=phase) from None
             if isinstance(verdict, Deny):
                 row.update(outcome="deny", why=verdict.reason[:300])
-                file_row(ctx, DECISIONS_KEY, row, ev.MIDDLEWARE_DECISION)
+                file_row(ctx, DECISIONS_KEY, row, MiddlewareDecision)
                 raise MessageDeniedError(verdict.reason, middleware=name, phase=phase)
             new = verdict.value if isinstance(verdict, Allow) else verdict
             if isinstance(verdict, Allow) and verdict.why:
@@ -134,7 +134,7 @@ class MessageMiddlewareChain(Extension):
             if new is not None and new != text:
                 row["changed"] = True
                 text = new
-            file_row(ctx, DECISIONS_KEY, row, ev.MIDDLEWARE_DECISION)
+            file_row(ctx, DECISIONS_KEY, row, MiddlewareDecision)
         return text
 
     async def on_input(self, ctx: RunContext, message: str) -> str:
@@ -182,7 +182,7 @@ class ToolMiddlewareChain(Extension):
                 verdict = await _settle(fn(call, call_next))
             except Exception as exc:
                 row.update(outcome="failed", why=f"middleware raised {type(exc).__name__}")
-                file_row(ctx, DECISIONS_KEY, row, ev.MIDDLEWARE_DECISION)
+                file_row(ctx, DECISIONS_KEY, row, MiddlewareDecision)
                 return ToolOutcome(
                     content=f"Error: tool call refused: middleware '{name}' failed ({type(exc).__name__})",
                     is_error=True,
@@ -193,7 +193,7 @@ class ToolMiddlewareChain(Extension):
                 row["why"] = verdict.content[:300]
             if not isinstance(verdict, ToolOutcome):
                 row.update(outcome="failed", why=f"middleware returned {type(verdict).__name__}")
-                file_row(ctx, DECISIONS_KEY, row, ev.MIDDLEWARE_DECISION)
+                file_row(ctx, DECISIONS_KEY, row, MiddlewareDecision)
                 return ToolOutcome(
                     content=f"Error: tool call refused: middleware '{name}' returned no tool outcome",
                     is_error=True,
@@ -205,7 +205,7 @@ class ToolMiddlewareChain(Extension):
                 row["outcome"] = "rewrote"
             else:
                 row["outcome"] = "passed"
-            file_row(ctx, DECISIONS_KEY, row, ev.MIDDLEWARE_DECISION)
+            file_row(ctx, DECISIONS_KEY, row, MiddlewareDecision)
             return verdict
 
         return link

@@ -18,6 +18,14 @@ from typing import Any, Literal
 from agentfootprint.agent import CallModel, Extension, RunContext
 from agentfootprint.errors import AgentFootprintError
 from agentfootprint.events import types as ev
+from agentfootprint.events.catalogue import (
+    ReliabilityCircuitClosed,
+    ReliabilityCircuitOpened,
+    ReliabilityCircuitRejected,
+    ReliabilityFailFast,
+    ReliabilityRecovered,
+    ReliabilityRetried,
+)
 from agentfootprint.extensions._ledger import file_row
 from agentfootprint.providers import LLMRequest, LLMResponse, Provider
 
@@ -278,7 +286,7 @@ class Reliability(Extension):
             "error_kind": scope.error_kind,
             "error_type": type(scope.error).__name__ if scope.error is not None else None,
         }
-        ctx.emit(ev.RELIABILITY_FAIL_FAST, {"kind": r.kind, **payload})
+        ctx.emit(ev.RELIABILITY_FAIL_FAST, lambda: ReliabilityFailFast(kind=r.kind, **payload))
         err = ReliabilityFailFastError(r.kind, r.label or r.kind, payload)
         if scope.error is not None:
             err.__cause__ = scope.error
@@ -300,17 +308,19 @@ class Reliability(Extension):
             scope.response, scope.error = None, None
             if self.breaker is not None and not self.breaker.admit(name):
                 scope.error = CircuitOpenError(name, self.breaker.retry_after(name))
-                ctx.emit(ev.RELIABILITY_CIRCUIT_REJECTED, {"provider": name, "iteration": ctx.iteration})
+                rejected = ReliabilityCircuitRejected(provider=name, iteration=ctx.iteration)
+                ctx.emit(ev.RELIABILITY_CIRCUIT_REJECTED, rejected)
             else:
                 try:
                     scope.response = await self._call(scope, request, call_next)
                 except Exception as exc:
                     scope.error = exc
                     if self.breaker is not None and self.breaker.failure(name, exc):
-                        ctx.emit(ev.RELIABILITY_CIRCUIT_OPENED, {"provider": name, "error_type": type(exc).__name__})
+                        opened = ReliabilityCircuitOpened(provider=name, error_type=type(exc).__name__)
+                        ctx.emit(ev.RELIABILITY_CIRCUIT_OPENED, opened)
                 else:
                     if self.breaker is not None and self.breaker.success(name):
-                        ctx.emit(ev.RELIABILITY_CIRCUIT_CLOSED, {"provider": name})
+                        ctx.emit(ev.RELIABILITY_CIRCUIT_CLOSED, ReliabilityCircuitClosed(provider=name))
             scope.attempt += 1
             scope.attempts_per_provider[name] = scope.attempts_per_provider.get(name, 0) + 1
             scope.error_kind = classify_error(scope.error)
@@ -338,7 +348,7 @@ class Reliability(Extension):
             )
             if verb == "ok" and scope.response is not None:
                 if scope.attempt > 1:
-                    ctx.emit(ev.RELIABILITY_RECOVERED, {"attempts": scope.attempt, "provider": name})
+                    ctx.emit(ev.RELIABILITY_RECOVERED, ReliabilityRecovered(attempts=scope.attempt, provider=name))
                 return scope.response
             if verb == "ok" or verb == "raise":
                 assert scope.error is not None
@@ -357,12 +367,12 @@ class Reliability(Extension):
                 scope.current_provider = names[scope.provider_idx]
             ctx.emit(
                 ev.RELIABILITY_RETRIED,
-                {
-                    "attempt": scope.attempt,
-                    "provider": scope.current_provider,
-                    "verb": verb,
-                    "rule": decided.kind if decided else None,
-                },
+                ReliabilityRetried(
+                    attempt=scope.attempt,
+                    provider=scope.current_provider,
+                    verb=verb,
+                    rule=decided.kind if decided else None,
+                ),
             )
 
     async def _call(self, scope: ReliabilityScope, request: LLMRequest, call_next: CallModel) -> LLMResponse:

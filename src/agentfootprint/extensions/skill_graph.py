@@ -16,6 +16,7 @@ from agentfootprint.agent.chart import read_skill_tool
 from agentfootprint.agent.config import READ_SKILL
 from agentfootprint.context.skill_graph import SkillGraph
 from agentfootprint.events import types as ev
+from agentfootprint.events.catalogue import SkillGraphDeclared
 from agentfootprint.tools import Tool, ToolOutcome
 
 __all__ = ["CURSOR_KEY", "MOVES_KEY", "SkillGraphWalker"]
@@ -38,7 +39,8 @@ class SkillGraphWalker(Extension):
         self.continuity = continuity
 
     async def before_run(self, ctx: RunContext) -> None:
-        ctx.emit(ev.SKILL_GRAPH_DECLARED, {**self.graph.declared(), "continuity": self.continuity})
+        declared = self.graph.declared()
+        ctx.emit(ev.SKILL_GRAPH_DECLARED, lambda: SkillGraphDeclared(**declared, continuity=self.continuity))
 
     async def restore(self, ctx: RunContext, data: Any) -> None:
         if self.continuity == "conversation" and isinstance(data, dict):

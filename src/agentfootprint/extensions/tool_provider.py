@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agentfootprint.agent import Extension, RunContext, RunOutcome
-from agentfootprint.events import types as ev
+from agentfootprint.events.catalogue import ToolsOffered
 from agentfootprint.extensions._ledger import file_row
 from agentfootprint.tools import ProviderContext, Tool, ToolProvider, list_provider_tools
 
@@ -65,7 +65,7 @@ class ToolProviders(Extension):
                 "provider": provider.id,
                 "tools": [t.name for t in tools],
             }
-            file_row(ctx, OFFERED_KEY, row, ev.TOOLS_OFFERED)
+            file_row(ctx, OFFERED_KEY, row, ToolsOffered)
             offered.extend(tools)
         return offered
 

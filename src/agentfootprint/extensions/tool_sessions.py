@@ -7,6 +7,7 @@ Built into every agent (it costs nothing until a tool registers). ``scope="call"
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import inspect
 from collections.abc import Callable
@@ -15,6 +16,12 @@ from typing import Any, Literal
 
 from agentfootprint.agent import CallTool, Extension, RunContext, RunOutcome, ToolCallRequest
 from agentfootprint.events import types as ev
+from agentfootprint.events.catalogue import (
+    ToolsSessionClosed,
+    ToolsSessionCloseFailed,
+    ToolsSessionReused,
+    ToolsSessionStarted,
+)
 from agentfootprint.tools import ToolContext, ToolOutcome
 
 __all__ = ["TEARDOWN_TIMEOUT_S", "SessionTier", "ToolSessions"]
@@ -58,12 +65,12 @@ class SessionTier:
             "tool_call_id": call.tool_call_id,
         }
         if held is not None:
-            self._ctx.emit(ev.TOOLS_SESSION_REUSED, payload)
+            self._ctx.emit(ev.TOOLS_SESSION_REUSED, lambda: ToolsSessionReused(**payload))
             return "reused"
         self._open[ident] = _Open(
             call.tool_name, payload["key_hash"], scope, self._ctx.run_id, call.tool_call_id, cleanup
         )
-        self._ctx.emit(ev.TOOLS_SESSION_STARTED, payload)
+        self._ctx.emit(ev.TOOLS_SESSION_STARTED, lambda: ToolsSessionStarted(**payload))
         return "started"
 
 
@@ -109,6 +116,7 @@ class ToolSessions(Extension):
                 if inspect.isawaitable(result):
                     await asyncio.wait_for(result, TEARDOWN_TIMEOUT_S)
             except Exception as exc:  # never into the run, never silent
-                ctx.emit(ev.TOOLS_SESSION_CLOSE_FAILED, {**payload, "error_type": type(exc).__name__})
+                failed = ToolsSessionCloseFailed(**payload, error_type=type(exc).__name__)
+                ctx.emit(ev.TOOLS_SESSION_CLOSE_FAILED, failed)
                 continue
-            ctx.emit(ev.TOOLS_SESSION_CLOSED, payload)
+            ctx.emit(ev.TOOLS_SESSION_CLOSED, functools.partial(ToolsSessionClosed, **payload))
