@@ -36,7 +36,9 @@ async def test_flagship_causal_localization() -> None:
     }
     assert report.suspects[0].id == "vip-override-fact"
     vip = report.suspect("vip-override-fact")
-    assert vip is not None and vip.verdict == "confirmed" and vip.flips == 3 and vip.claim.startswith("CAUSAL")
+    # the default statistics compare three arms with the baseline: Holm needs p <= 0.05/3, so 4 clean samples each
+    assert vip is not None and vip.verdict == "confirmed" and vip.flips == 4 and vip.claim.startswith("CAUSAL")
+    assert (report.multiplicity, report.arms_compared, report.samples_per_arm) == ("holm", 3, 4)
     for other in ("style-fact", "lookup_order"):
         s = report.suspect(other)
         assert s is not None and s.verdict == "not-confirmed" and s.flips == 0
@@ -55,7 +57,9 @@ async def test_reruns_pass_seed_in_request() -> None:
     agent = refunds_agent(mock(respond=spy))
     await agent.run(QUESTION)
     seeds.clear()
-    await localize_context_bug(agent, samples=2, outcome_changed=approved_flipped, max_suspects=1, progress=False)
+    await localize_context_bug(
+        agent, samples=2, outcome_changed=approved_flipped, max_suspects=1, progress=False, max_samples=None
+    )
     assert sorted(set(seeds)) == [0, 1]
 
 
@@ -96,7 +100,7 @@ async def test_unstable_baseline_makes_everything_inconclusive() -> None:
     agent = refunds_agent(mock(respond=flaky))
     await agent.run(QUESTION)
     report = await localize_context_bug(
-        agent, samples=4, outcome_changed=approved_flipped, concurrency=1, progress=False
+        agent, samples=4, outcome_changed=approved_flipped, concurrency=1, progress=False, max_samples=None
     )
     assert report.baseline_flips > 0 and "baseline-unstable" in report.honesty_flags
     assert all(s.verdict == "inconclusive" for s in report.suspects)

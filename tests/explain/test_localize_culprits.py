@@ -39,7 +39,9 @@ async def test_redundant_culprits_are_one_culprit_set_not_no_culprit() -> None:
     """Issue case 1: two facts, each enough to mislead; removing either alone changes nothing."""
     agent = facts_agent(REDUNDANT, redundant_model)
     await agent.run("Refund order 7?")
-    report = await localize_context_bug(agent, samples=3, outcome_changed=approved_flipped, progress=False)
+    report = await localize_context_bug(
+        agent, samples=3, outcome_changed=approved_flipped, progress=False, max_samples=None
+    )
     assert [s.verdict for s in report.suspects] == ["not-confirmed"] * 4  # no single source flips it
     assert report.confirmed == []
     confirmed = report.confirmed_sets
@@ -73,14 +75,22 @@ async def test_a_culprit_the_proxy_ranks_low_is_still_found() -> None:
     correlational = await localize_context_bug(agent, samples=0, max_suspects=None)
     code = correlational.suspect("code")
     assert code is not None and code.rank == 9 and code.score == 0.0
-    report = await localize_context_bug(agent, samples=3, outcome_changed=approved_flipped, progress=False)
+    report = await localize_context_bug(
+        agent, samples=3, outcome_changed=approved_flipped, progress=False, max_samples=None
+    )
     assert [s.id for s in report.suspects[:5]] == [f"note-{i}" for i in range(5)]
     assert all(s.verdict == "not-confirmed" for s in report.suspects[:5])
     found = report.suspect("code")
     assert found is not None and found.verdict == "confirmed" and found.rank == 9 and found.flips == 3
     assert [c.ids for c in report.confirmed_sets] == [("code",)]
     single = await localize_context_bug(
-        agent, samples=3, outcome_changed=approved_flipped, max_suspects=None, search="single", progress=False
+        agent,
+        samples=3,
+        outcome_changed=approved_flipped,
+        max_suspects=None,
+        search="single",
+        progress=False,
+        max_samples=None,
     )
     assert [s.id for s in single.confirmed] == ["code"] and single.reruns == 3 * 10
     assert [c.ids for c in single.culprit_sets] == [("code",)]
@@ -114,7 +124,7 @@ async def test_a_sampling_model_gets_a_statistical_verdict() -> None:
     """Issue case 3: with a noisy baseline the plain rule says inconclusive; max_samples proves it anyway."""
     agent = await noisy_agent()
     plain = await localize_context_bug(
-        agent, samples=6, outcome_changed=approved_flipped, search="single", progress=False
+        agent, samples=6, outcome_changed=approved_flipped, search="single", progress=False, max_samples=None
     )
     assert plain.baseline_flips > 0 and all(s.verdict == "inconclusive" for s in plain.suspects)
     assert plain.test is None and "baseline-unstable" in plain.honesty_flags
@@ -144,7 +154,9 @@ async def test_arms_are_paired_on_the_same_seeds() -> None:
     agent = facts_agent(REDUNDANT, spy)
     await agent.run("Refund order 7?")
     seen.clear()
-    await localize_context_bug(agent, samples=4, outcome_changed=approved_flipped, search="single", progress=False)
+    await localize_context_bug(
+        agent, samples=4, outcome_changed=approved_flipped, search="single", progress=False, max_samples=None
+    )
     assert len(seen) == 5  # the baseline and four one-source arms
     assert all(sorted(seeds) == [0, 1, 2, 3] for seeds in seen.values())
 
@@ -153,7 +165,7 @@ async def test_single_search_is_todays_behaviour_and_counts_reruns() -> None:
     agent = refunds_agent()
     await agent.run(QUESTION)
     report = await localize_context_bug(
-        agent, samples=3, outcome_changed=approved_flipped, search="single", progress=False
+        agent, samples=3, outcome_changed=approved_flipped, search="single", progress=False, max_samples=None
     )
     assert report.search == "single" and report.reruns == 12
     assert report.model_calls == 21  # two calls per rerun, one when lookup_order is ablated (no tool to call)
@@ -166,7 +178,9 @@ async def test_single_search_is_todays_behaviour_and_counts_reruns() -> None:
 async def test_group_search_on_the_flagship_lists_only_the_single_arms_it_ran() -> None:
     agent = refunds_agent()
     await agent.run(QUESTION)
-    report = await localize_context_bug(agent, outcome_changed=approved_flipped, search="group", progress=False)
+    report = await localize_context_bug(
+        agent, outcome_changed=approved_flipped, search="group", progress=False, max_samples=None
+    )
     assert [c.ids for c in report.confirmed_sets] == [("vip-override-fact",)]
     assert {s.id for s in report.suspects} <= {"vip-override-fact", "style-fact", "lookup_order"}
     vip = report.suspect("vip-override-fact")
@@ -182,7 +196,7 @@ async def test_conjunctive_pair_gives_two_one_member_sets() -> None:
     agent = facts_agent(REDUNDANT, conjunctive_model)
     await agent.run("Refund order 7?")
     report = await localize_context_bug(
-        agent, outcome_changed=approved_flipped, search="group", max_suspects=None, progress=False
+        agent, outcome_changed=approved_flipped, search="group", max_suspects=None, progress=False, max_samples=None
     )
     assert sorted(c.ids for c in report.confirmed_sets) == [("credit",), ("vip",)]
 
@@ -198,7 +212,7 @@ async def test_rerun_budget_stops_the_search_and_the_report_says_so() -> None:
     agent = facts_agent(LOW_RANK, low_rank_model)
     await agent.run("Refund for Dana?")
     report = await localize_context_bug(
-        agent, samples=3, outcome_changed=approved_flipped, max_reruns=10, progress=False
+        agent, samples=3, outcome_changed=approved_flipped, max_reruns=10, progress=False, max_samples=None
     )
     assert report.reruns == 10 and report.budget_exhausted
     assert "rerun-budget-exhausted" in report.honesty_flags
@@ -216,7 +230,7 @@ async def test_without_a_clean_baseline_no_group_search_runs() -> None:
     flip["n"] = 1
     await agent.run("Refund order 7?")
     report = await localize_context_bug(
-        agent, samples=3, outcome_changed=approved_flipped, concurrency=1, progress=False
+        agent, samples=3, outcome_changed=approved_flipped, concurrency=1, progress=False, max_samples=None
     )
     assert report.baseline_flips > 0 and report.culprit_sets == []
     assert report.reruns == 3 * 5
@@ -248,13 +262,15 @@ async def test_localize_at_a_step_examines_a_tool_choice() -> None:
     def tool_changed(a: str, b: str) -> bool:
         return ("wire_transfer" in a) != ("wire_transfer" in b)
 
-    report = await localize_context_bug(agent, at=first_call, outcome_changed=tool_changed, progress=False)
+    report = await localize_context_bug(
+        agent, at=first_call, outcome_changed=tool_changed, progress=False, max_samples=None
+    )
     assert report.at == first_call and report.trigger == first_call
     assert report.answer is not None and '-> wire_transfer {"order": "A-1"}' in report.answer
     ops = report.suspect("ops-note")
     assert ops is not None and ops.verdict == "confirmed"
     assert report.suspect("tone").verdict == "not-confirmed"  # type: ignore[union-attr]
-    final = await localize_context_bug(agent, outcome_changed=tool_changed, progress=False)
+    final = await localize_context_bug(agent, outcome_changed=tool_changed, progress=False, max_samples=None)
     assert final.answer == "Done." and final.confirmed == []  # the final answer never names a tool
 
 
@@ -281,7 +297,7 @@ async def test_identical_seeded_requests_reuse_the_response_only_when_the_provid
     await agent.run("Refund?")
     calls["n"] = 0
     report = await localize_context_bug(
-        agent, samples=3, outcome_changed=approved_flipped, search="single", progress=False
+        agent, samples=3, outcome_changed=approved_flipped, search="single", progress=False, max_samples=None
     )
     assert report.suspect("after").verdict == "confirmed"  # type: ignore[union-attr]
     # the 'after' arm's first call (before the tool returns) is the baseline's: reused, seed by seed
@@ -303,7 +319,7 @@ async def test_identical_seeded_requests_reuse_the_response_only_when_the_provid
     agent = build(Sampling())
     await agent.run("Refund?")
     report = await localize_context_bug(
-        agent, samples=3, outcome_changed=approved_flipped, search="single", progress=False
+        agent, samples=3, outcome_changed=approved_flipped, search="single", progress=False, max_samples=None
     )
     assert report.model_calls_saved == 0
 

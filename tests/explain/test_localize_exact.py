@@ -66,6 +66,9 @@ def first_word_changed(a: str, b: str) -> bool:
 
 
 async def localized(rule: Rule, **kwargs: Any) -> LocalizationReport:
+    """This file pins the plain rules (§3 majority, §7 fixed ``max_samples``): ``max_samples=None`` unless given;
+    the default ``"auto"`` statistics are pinned in test_localize_auto.py."""
+    kwargs.setdefault("max_samples", None)
     agent = build(rule)
     await agent.run("premium?")
     return await localize_context_bug(
@@ -345,7 +348,9 @@ async def test_correlational_report_is_printed_exactly() -> None:
 async def test_at_an_earlier_call_localizes_that_calls_reply() -> None:
     agent = refunds_agent()
     await agent.run(QUESTION)
-    report = await localize_context_bug(agent, samples=2, at="call-llm#5", progress=False, search="single")
+    report = await localize_context_bug(
+        agent, samples=2, at="call-llm#5", progress=False, search="single", max_samples=None
+    )
     lines = str(report).split("\n")
     assert lines[:5] == [
         "Localization (CAUSAL) at call-llm#5 (step call-llm#5), scorer: lexical",
@@ -384,7 +389,9 @@ async def test_reruns_keep_the_conversation_they_continue() -> None:
     agent = agent.build()
     await agent.run("I am a VIP")
     await agent.follow_up("refund?")
-    report = await localize_context_bug(agent, samples=2, outcome_changed=first_word_changed, progress=False)
+    report = await localize_context_bug(
+        agent, samples=2, outcome_changed=first_word_changed, progress=False, max_samples=None
+    )
     assert report.answer == "WRONG premium" and report.baseline_flips == 0  # the rerun still saw the first turn
     assert [(s.id, s.verdict, s.flips) for s in report.suspects] == [("alpha", "confirmed", 2)]
 
@@ -417,7 +424,7 @@ async def test_an_executor_reruns_with_the_factory_and_reads_each_recording() ->
     agent = build(redundant)
     await agent.run("premium?")
     local = await localize_context_bug(
-        agent, samples=2, outcome_changed=first_word_changed, progress=False, search="single"
+        agent, samples=2, outcome_changed=first_word_changed, progress=False, search="single", max_samples=None
     )
     executor = FakeExecutor(agent)
     remote = await localize_context_bug(
@@ -428,6 +435,7 @@ async def test_an_executor_reruns_with_the_factory_and_reads_each_recording() ->
         search="single",
         executor=executor,
         agent_factory="pkg:build",
+        max_samples=None,
     )
     assert remote.model_dump() == local.model_dump()
     assert remote.model_calls == 10 and len(executor.calls) == 10
@@ -441,6 +449,7 @@ async def test_an_executor_reruns_with_the_factory_and_reads_each_recording() ->
         executor=FakeExecutor(agent),
         agent_factory="pkg:build",
         at="call-llm#5",
+        max_samples=None,
     )
     assert at_step.answer == "WRONG premium" and at_step.model_calls == 5
 
@@ -458,7 +467,13 @@ async def test_an_executor_outcome_without_a_recording_counts_no_calls_and_reads
             return rerun
 
     report = await localize_context_bug(
-        agent, samples=1, outcome_changed=first_word_changed, progress=False, executor=Bare(), agent_factory="m:f"
+        agent,
+        samples=1,
+        outcome_changed=first_word_changed,
+        progress=False,
+        executor=Bare(),
+        agent_factory="m:f",
+        max_samples=None,
     )
     assert report.model_calls == 0 and [c.ids for c in report.culprit_sets] == [("alpha", "beta")]
 
@@ -486,7 +501,9 @@ async def test_executor_refusals(factory: Any, executor: Any, message: str) -> N
     await agent.run("premium?")
     made = executor(agent) if executor is FakeExecutor else executor()
     with pytest.raises(LocalizeError) as err:
-        await localize_context_bug(agent, samples=1, executor=made, agent_factory=factory, progress=False)
+        await localize_context_bug(
+            agent, samples=1, executor=made, agent_factory=factory, progress=False, max_samples=None
+        )
     assert str(err.value) == message
 
 
@@ -499,7 +516,9 @@ async def test_an_executor_that_cannot_describe_the_rerun_is_refused_with_its_re
             raise ValueError("x" * 400)
 
     with pytest.raises(LocalizeError) as err:
-        await localize_context_bug(agent, samples=1, executor=Refuses(), agent_factory="m:f", progress=False)
+        await localize_context_bug(
+            agent, samples=1, executor=Refuses(), agent_factory="m:f", progress=False, max_samples=None
+        )
     assert str(err.value) == "cannot describe the rerun for the executor: " + "x" * 300
 
 
@@ -518,9 +537,9 @@ async def test_an_executor_that_cannot_describe_the_rerun_is_refused_with_its_re
         ({"confidence": 0.0}, "confidence must be a number strictly between 0 and 1"),
         ({"confidence": True}, "confidence must be a number strictly between 0 and 1"),
         ({"confidence": "0.9"}, "confidence must be a number strictly between 0 and 1"),
-        ({"samples": 3, "max_samples": 2}, "max_samples must be an int >= samples (and >= 1), or None"),
-        ({"samples": 0, "max_samples": 0}, "max_samples must be an int >= samples (and >= 1), or None"),
-        ({"max_samples": True}, "max_samples must be an int >= samples (and >= 1), or None"),
+        ({"samples": 3, "max_samples": 2}, "max_samples must be an int >= samples (and >= 1), 'auto' or None"),
+        ({"samples": 0, "max_samples": 0}, "max_samples must be an int >= samples (and >= 1), 'auto' or None"),
+        ({"max_samples": True}, "max_samples must be an int >= samples (and >= 1), 'auto' or None"),
         ({"max_reruns": 0}, "max_reruns must be an int >= 1, or None for no budget"),
         ({"max_reruns": True}, "max_reruns must be an int >= 1, or None for no budget"),
         ({"at": ""}, "at must be a model call's runtime stage id (a non-empty str), or None"),
@@ -560,7 +579,7 @@ async def test_an_agent_that_never_ran_and_a_record_that_cannot_rerun_are_refuse
     snap = agent.last_snapshot()
     assert snap is not None
     with pytest.raises(LocalizeError) as err:
-        await localize_context_bug(snap, samples=1, progress=False)
+        await localize_context_bug(snap, samples=1, progress=False, max_samples=None)
     assert str(err.value) == "causal localization reruns the agent: pass the Agent (or use samples=0)"
     correlational = await localize_context_bug(snap, samples=0)
     assert [s.id for s in correlational.suspects] == ["alpha", "beta", "gamma", "delta"]

@@ -71,7 +71,9 @@ async def test_a_memory_entry_is_a_source_and_a_culprit_of_its_own() -> None:
     ]
     born = bt.source("t2:user").hops[-1]  # type: ignore[union-attr]
     assert born.kind == "born" and born.detail == "turn entry t2:user, recalled by define_memory('history') (#2)"
-    report = await localize_context_bug(agent, outcome_changed=approved_flipped, max_suspects=None, progress=False)
+    report = await localize_context_bug(
+        agent, outcome_changed=approved_flipped, max_suspects=None, progress=False, max_samples=None
+    )
     assert sorted(s.id for s in report.suspects) == ["t1:user", "t2:user", "t3:user", "tone"]  # not 'history'
     assert [(c.ids, c.kinds, c.verdict) for c in report.confirmed_sets] == [(("t2:user",), ("memory",), "confirmed")]
     assert report.honesty_flags == []
@@ -96,7 +98,9 @@ async def test_a_retrieved_chunk_is_localized_by_its_chunk_id() -> None:
         .build()
     )
     await agent.run("refund policy?")
-    report = await localize_context_bug(agent, outcome_changed=approved_flipped, max_suspects=None, progress=False)
+    report = await localize_context_bug(
+        agent, outcome_changed=approved_flipped, max_suspects=None, progress=False, max_samples=None
+    )
     assert "kb" not in {s.id for s in report.suspects}  # ablated through its chunks, not as a whole
     assert {s.id for s in report.suspects} == {"doc-0", "doc-1", "doc-2", "doc-3", "tone"}
     assert [(c.ids, c.kinds) for c in report.confirmed_sets] == [(("doc-2",), ("rag",))]
@@ -130,7 +134,9 @@ async def test_one_tool_result_is_ablatable_per_call() -> None:
         ("lookup", "lookup#2", "record 2 with exception zq-1"),
         ("lookup", "lookup#3", "record 3"),
     ]
-    report = await localize_context_bug(agent, outcome_changed=approved_flipped, max_suspects=None, progress=False)
+    report = await localize_context_bug(
+        agent, outcome_changed=approved_flipped, max_suspects=None, progress=False, max_samples=None
+    )
     verdicts = {s.id: s.verdict for s in report.suspects}
     assert verdicts == {
         "lookup": "confirmed",
@@ -191,7 +197,9 @@ async def test_read_skill_is_reported_not_ablatable_never_dropped_silently() -> 
         .build()
     )
     await agent.run("Refund?")
-    report = await localize_context_bug(agent, outcome_changed=approved_flipped, max_suspects=None, progress=False)
+    report = await localize_context_bug(
+        agent, outcome_changed=approved_flipped, max_suspects=None, progress=False, max_samples=None
+    )
     assert report.not_ablatable == ["read_skill"]
     assert "read-skill-not-ablated" in report.honesty_flags
     assert "not ablatable (reached the call, no rerun removes them): read_skill" in str(report)
@@ -221,7 +229,7 @@ async def test_a_redundant_pair_across_kinds_is_one_culprit_set_among_twenty_sou
     agent = builder.build()
     await agent.run("policy paragraph?", identity=WHO)
     report = await localize_context_bug(
-        agent, outcome_changed=approved_flipped, max_suspects=None, search="group", progress=False
+        agent, outcome_changed=approved_flipped, max_suspects=None, search="group", progress=False, max_samples=None
     )
     assert report.sources_considered == 20
     # the single-source arms that ran are the restore checks: each member alone changes nothing

@@ -252,7 +252,7 @@ async def test_reruns_reuse_an_identical_first_call_and_report_the_saving() -> N
     is reused for both seeds (12 calls asked, 2 answered from the cache), and the report counts it."""
     agent, _ = late_instruction_agent()
     await agent.run("question")
-    report = await localize_context_bug(agent, samples=2, search="single", progress=False)
+    report = await localize_context_bug(agent, samples=2, search="single", progress=False, max_samples=None)
     cite = report.suspect("cite")
     assert cite is not None and cite.verdict == "confirmed"
     assert (report.reruns, report.model_calls, report.model_calls_saved) == (6, 10, 2)

@@ -40,7 +40,9 @@ async def test_correlational_suspects_and_causal_culprit_sets_render_exactly() -
         "<tr data-source='a'><td>#1</td><td>fact</td><td class='mono'>a</td><td>0.000</td><td class='—'>—</td>" in html
     )
     assert "<p>Honesty flags: <span class='flag'>correlational-only</span></p>" in html
-    causal = await localize_context_bug(agent, samples=1, outcome_changed=lambda x, y: x != y, progress=False)
+    causal = await localize_context_bug(
+        agent, samples=1, outcome_changed=lambda x, y: x != y, progress=False, max_samples=None
+    )
     html = _suspects(causal)
     assert "<p>Baseline: 0/1 reruns flipped with no ablation.</p>" in html
     assert (

@@ -26,11 +26,14 @@ class Counting(ExecutorBase):
 async def test_reruns_through_an_executor_give_the_same_report() -> None:
     agent = refunds_agent()
     await agent.run(QUESTION, identity={"tenant": "acme", "principal": "ops"})
-    local = await localize_context_bug(agent, samples=5, outcome_changed=approved_flipped, progress=False)
+    local = await localize_context_bug(
+        agent, samples=5, outcome_changed=approved_flipped, progress=False, max_samples=None
+    )  # the plain rule: 5 paired seeds per arm, exactly (the default "auto" adds a search rerun)
     counting = Counting()
     remote = await localize_context_bug(
         agent,
         samples=5,
+        max_samples=None,
         outcome_changed=approved_flipped,
         progress=False,
         executor=counting,

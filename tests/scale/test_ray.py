@@ -40,11 +40,14 @@ class Counting(ExecutorBase):
 async def test_a_20_run_localization_on_ray_matches_in_process(ray_executor: RayExecutor) -> None:
     agent = refunds_agent()
     await agent.run(QUESTION)
-    local = await localize_context_bug(agent, samples=5, outcome_changed=approved_flipped, progress=False)
+    local = await localize_context_bug(
+        agent, samples=5, outcome_changed=approved_flipped, progress=False, max_samples=None
+    )  # the plain rule: exactly 5 paired seeds per arm (the default "auto" adds a search rerun)
     counting = Counting(ray_executor)
     on_ray = await localize_context_bug(
         agent,
         samples=5,
+        max_samples=None,
         outcome_changed=approved_flipped,
         progress=False,
         executor=counting,

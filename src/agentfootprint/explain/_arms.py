@@ -71,8 +71,12 @@ class Sampler:
 
     async def sample(self, arm: Arm, count: int) -> list[bool | None]:
         """Outcomes for seeds ``0..count-1`` (memoized); a shorter list when the rerun budget ran out."""
+        return await self.sample_range(arm, 0, count)
+
+    async def sample_range(self, arm: Arm, start: int, stop: int) -> list[bool | None]:
+        """Outcomes for sample indices ``start..stop-1`` (memoized); shorter when the rerun budget ran out."""
         waits: list[asyncio.Task[bool | None]] = []
-        for i in range(count):
+        for i in range(start, stop):
             key = (arm, i)
             if key in self._outcomes:
                 continue
@@ -92,7 +96,7 @@ class Sampler:
                 self._outcomes[(a, i)] = task.result()
                 del self._tasks[(a, i)]
         out: list[bool | None] = []
-        for i in range(count):
+        for i in range(start, stop):
             if (arm, i) not in self._outcomes:
                 break
             out.append(self._outcomes[(arm, i)])

@@ -12,6 +12,7 @@ import asyncio
 from dataclasses import dataclass, field
 
 from agentfootprint.explain._arms import Arm, ArmResult, BudgetExhausted, Judge
+from agentfootprint.explain._hitting import hitting_sets
 
 MAX_CULPRIT_SETS = 8
 _PREFETCH_MEMBERS = 4
@@ -142,27 +143,11 @@ class GroupSearch:
         return GroupOutcome(candidates, self.judge.known(everything))
 
     async def _hitting_sets(self, everything: Arm, candidates: list[Candidate]) -> None:
-        """Reiter's hitting-set tree: each path removes one member of every set found so far from the search."""
-        found: list[Arm] = []
-        closed: list[Arm] = []
-        queue: list[Arm] = [frozenset()]
-        seen: set[Arm] = set()
-        while queue and len(found) < self.max_sets:
-            path = queue.pop(0)
-            if path in seen or any(c <= path for c in closed):
-                continue
-            seen.add(path)
-            label = next((f for f in found if not (f & path)), None)
-            if label is None:
-                rest = everything - path
-                if not rest or (path and not await self.judged(rest)):
-                    closed.append(path)
-                    continue
-                candidate = await self.locate(everything, path)
-                candidates.append(candidate)
-                if not candidate.minimal:
-                    closed.append(path)
-                    continue
-                label = candidate.ids
-                found.append(label)
-            queue.extend(path | {m} for m in self._sorted(label))
+        """The hitting-set tree over the verified sets (each reported, minimal or not)."""
+
+        async def locate(path: Arm) -> Arm | None:
+            candidate = await self.locate(everything, path)
+            candidates.append(candidate)
+            return candidate.ids if candidate.minimal else None
+
+        await hitting_sets(everything, [], max_sets=self.max_sets, flips=self.judged, locate=locate, order=self._sorted)

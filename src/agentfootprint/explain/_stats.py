@@ -68,3 +68,68 @@ def fisher_decision(
     partial = flips > 0 and (flips * 2 > taken or p_now <= alpha)
     label: Verdict = "inconclusive" if partial else "not-confirmed"
     return Decision(not best, label, p_now)
+
+
+HOLM = "holm"
+POWER = 0.9
+"""The power the automatic sample size aims for: a culprit whose ablation flips the outcome as often as the baseline
+keeps it is confirmed with this probability."""
+
+
+def holm(p_values: list[float], alpha: float) -> list[bool]:
+    """Holm's step-down procedure: which hypotheses are rejected with the family-wise error rate kept at ``alpha``."""
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    rejected = [False] * len(p_values)
+    m = len(p_values)
+    for rank, i in enumerate(order):
+        if p_values[i] > alpha / (m - rank):
+            break
+        rejected[i] = True
+    return rejected
+
+
+def _binom(n: int, p: float) -> list[float]:
+    return [comb(n, k) * p**k * (1.0 - p) ** (n - k) for k in range(n + 1)]
+
+
+def fisher_power(n: int, p0: float, p1: float, alpha: float) -> float:
+    """Probability that an arm flipping at rate ``p1`` is confirmed against a baseline flipping at ``p0`` with ``n``
+    paired samples each (flip rate above 1/2 and one-sided Fisher p <= ``alpha``)."""
+    arm, base = _binom(n, p1), _binom(n, p0)
+    tail = [sum(arm[a:]) for a in range(n + 2)]
+    power, need = 0.0, n // 2 + 1
+    for b in range(n + 1):
+        a = max(need, 0)
+        while a <= n and fisher_one_sided(a, n, b, n) > alpha:
+            a += 1
+        need = a  # a noisier baseline never needs fewer arm flips
+        power += base[b] * tail[min(a, n + 1)]
+    return power
+
+
+_PLANS: dict[tuple[float, float, float, int], int | None] = {}
+
+
+def plan_samples(p0: float, alpha: float, *, power: float = POWER, cap: int = 200) -> int | None:
+    """The fewest samples per arm (and baseline) that confirm a culprit with ``power`` when the baseline flips at
+    ``p0`` and the culprit's arm keeps the wrong answer at that rate (flips at ``1 - p0``); None above ``cap``."""
+    p0 = round(min(max(p0, 0.0), 1.0), 3)
+    key = (p0, round(alpha, 6), power, cap)
+    if key in _PLANS:
+        return _PLANS[key]
+    p1 = 1.0 - p0
+    found: int | None = None
+    if p1 > 0.5:
+        lo, hi = 1, 1
+        while hi <= cap and fisher_power(hi, p0, p1, alpha) < power:
+            lo, hi = hi + 1, hi * 2
+        if hi > cap and fisher_power(cap, p0, p1, alpha) < power:
+            found = None
+        else:
+            hi = min(hi, cap)
+            for n in range(lo, hi + 1):  # power is not monotone in n for exact tests: the first n that reaches it
+                if fisher_power(n, p0, p1, alpha) >= power:
+                    found = n
+                    break
+    _PLANS[key] = found
+    return found

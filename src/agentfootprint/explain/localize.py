@@ -14,10 +14,12 @@ from agentfootprint._progress import ProgressBar
 from agentfootprint._sync import run_sync
 from agentfootprint.errors import AgentFootprintError
 from agentfootprint.explain._arms import BASELINE, ArmResult, Judge, Rerun, Sampler
+from agentfootprint.explain._auto import Confirmer, PooledSearch
 from agentfootprint.explain._group import Candidate, GroupSearch
+from agentfootprint.explain._pooled import NoiseLog
 from agentfootprint.explain._replay import ReplayCache, RerunWorld, rerun_agent
-from agentfootprint.explain._stats import FISHER_TEST, Verdict, majority_verdict
-from agentfootprint.explain._targets import RecordLike, Rerunnable
+from agentfootprint.explain._stats import FISHER_TEST, HOLM, POWER, Verdict, majority_verdict
+from agentfootprint.explain._targets import RecordLike, Rerunnable, explained
 from agentfootprint.explain.backtrack import Backtrack, BacktrackError, SourceTrail, backtrack
 from agentfootprint.explain.scoring import (
     LexicalScorer,
@@ -35,6 +37,8 @@ PROXY_NOTE = (
     "Scores are proxies (text overlap / similarity) and rank suspects only; only ablation reruns make causal claims."
 )
 READ_SKILL = "read_skill"
+AUTO_SINGLES = 5
+"""``search="auto"`` judges every source alone first when there are at most this many (else the pooled search)."""
 _LABEL = {"confirmed": "CAUSAL", "inconclusive": "INCONCLUSIVE", "not-confirmed": "NOT CONFIRMED"}
 
 
@@ -111,7 +115,14 @@ class LocalizationReport(BaseModel):
     """Ids of sources that reached the call but no rerun can remove (e.g. the built-in ``read_skill``)."""
     test: str | None = None
     confidence: float | None = None
-    max_samples: int | None = None
+    max_samples: int | Literal["auto"] | None = None
+    samples_per_arm: int | None = None
+    """Under ``max_samples="auto"``: the most samples any arm took (sized to the baseline's noise)."""
+    multiplicity: str | None = None
+    """The correction over the arms compared with the baseline (``"holm"`` under ``max_samples="auto"``)."""
+    arms_compared: int = 0
+    noise: float | None = None
+    """The flip rate the reruns showed without a real cause (the baseline's, and the search's contradictions)."""
     budget_exhausted: bool = False
     honesty_flags: list[str] = Field(default_factory=list)
     ranking_confidence: RankingConfidence | None = None
@@ -139,6 +150,10 @@ class LocalizationReport(BaseModel):
             head.append(f"baseline: {self.baseline_flips}/{base} reruns flipped with no ablation")
             rule = (
                 f"{self.test} at confidence {self.confidence}, up to {self.max_samples} samples per arm"
+                if self.test and self.max_samples != "auto"
+                else f"{self.test} with {self.multiplicity} over {self.arms_compared} arm(s) at confidence "
+                f"{self.confidence}, on seeds the search did not use; {self.samples_per_arm} samples per arm, sized "
+                f"for power {POWER} at the noise seen ({self.noise:.2f})"
                 if self.test
                 else f"majority of {self.samples} paired seeded reruns"
             )
@@ -246,6 +261,9 @@ def _set_claim(c: Candidate, labels: list[str], statistical: bool, alpha: float)
     if c.result.verdict != "confirmed":
         return text
     if len(labels) == 1:
+        if c.result.baseline_flips:
+            rate = f"{c.result.baseline_flips}/{c.result.samples}"
+            return text + f"; with it restored (the baseline) the outcome flipped only {rate} times"
         return text + "; with it restored (the baseline) the outcome holds"
     return text + "; restoring any one of them alone stops the flip (a 1-minimal culprit set)"
 
@@ -410,8 +428,8 @@ def _check_args(
         raise LocalizeError("search must be 'single', 'group' or 'auto'")
     if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0.0 < confidence < 1.0:
         raise LocalizeError("confidence must be a number strictly between 0 and 1")
-    if max_samples is not None and (not is_int(max_samples) or max_samples < max(1, samples)):
-        raise LocalizeError("max_samples must be an int >= samples (and >= 1), or None")
+    if max_samples not in (None, "auto") and (not is_int(max_samples) or max_samples < max(1, samples)):
+        raise LocalizeError("max_samples must be an int >= samples (and >= 1), 'auto' or None")
     if max_reruns is not None and (not is_int(max_reruns) or max_reruns < 1):
         raise LocalizeError("max_reruns must be an int >= 1, or None for no budget")
     if at is not None and (not isinstance(at, str) or not at):
@@ -434,7 +452,7 @@ async def localize_context_bug(
     max_suspects: int | None = 5,
     search: Search = "auto",
     confidence: float = 0.95,
-    max_samples: int | None = None,
+    max_samples: int | Literal["auto"] | None = "auto",
     max_reruns: int | None = None,
     at: str | None = None,
     concurrency: int = 4,
@@ -442,6 +460,7 @@ async def localize_context_bug(
     progress: bool | None = None,
     executor: RerunExecutor | None = None,
     agent_factory: str | None = None,
+    run: Any = None,
 ) -> LocalizationReport:
     """Rank the ablatable sources behind the last answer (or the model call ``at``); with ``samples > 0`` prove
     culprits by ablation reruns: one source per arm (``search="single"``), sets bisected to 1-minimal culprit sets
@@ -449,8 +468,10 @@ async def localize_context_bug(
 
     ``max_samples`` switches to the statistical rule (paired seeds, one-sided Fisher exact test at ``confidence``,
     arms sampled further until settled); ``max_reruns`` caps the reruns. With ``executor`` each rerun is a run spec
-    built from ``agent_factory`` ("module:fn")."""
+    built from ``agent_factory`` ("module:fn"). ``run``: the ``RunResult`` to explain (default: the agent's latest
+    finished run; a ``RunResult`` passed as ``agent`` explains itself)."""
     _check_args(samples, max_suspects, concurrency, search, confidence, max_samples, max_reruns, at)
+    agent = explained(agent, run)
     scorer = scorer or LexicalScorer()
     try:
         bt = backtrack(agent, at=at)
@@ -511,13 +532,13 @@ async def localize_context_bug(
         rerun, original, outcome_changed or _default_outcome_changed,
         concurrency=concurrency, max_reruns=max_reruns, on_rerun=bar.advance,
     )  # fmt: skip
-    judge = Judge(sampler, samples, max_samples, 1.0 - float(confidence))
+    judge = Judge(sampler, samples, None if max_samples == "auto" else max_samples, 1.0 - float(confidence))
     try:
-        run = _Localization(judge, ranked_all, ranked, search, flags, concurrency)
-        await run.go()
+        localization = _Localization(judge, ranked_all, ranked, search, flags, concurrency, auto=max_samples == "auto")
+        await localization.go()
     finally:
         bar.close()
-    return run.report(
+    return localization.report(
         common,
         reruns=sampler.reruns,
         model_calls=counter.calls - world.cache.saved,
@@ -539,8 +560,13 @@ class _Localization:
         search: Search,
         flags: list[str],
         concurrency: int,
+        *,
+        auto: bool = False,
     ) -> None:
         self.judge = judge
+        self.auto = auto
+        self.statistical = judge.statistical or auto
+        self.confirmer: Confirmer | None = None
         self.concurrency = concurrency
         self.ranked_all = ranked_all
         self.search = search
@@ -555,9 +581,54 @@ class _Localization:
     @property
     def unstable(self) -> bool:
         """Under the majority rule any baseline flip ends the analysis (every verdict inconclusive)."""
-        return self.base is not None and self.base.flips > 0 and not self.judge.statistical
+        return self.base is not None and self.base.flips > 0 and not self.statistical
+
+    async def _go_auto(self) -> None:
+        """Baseline, then single arms (``single``, or ``auto`` when every source fits ``max_suspects``) and the
+        pooled search; every proposal is confirmed on fresh seeds with Holm's correction over the arms."""
+        judge = self.judge
+        confirmer = Confirmer(judge.sampler, judge.alpha, judge.samples, NoiseLog())
+        self.confirmer = confirmer
+        base = await confirmer.baseline(0, max(1, judge.samples))
+        flips = sum(1 for o in base if o)
+        self.base = ArmResult(BASELINE, "inconclusive", flips, len(base), sum(1 for o in base if o is None), flips,
+                              None, True)  # fmt: skip
+        population = [s.id for s, _ in self.ranked_all]
+        found: list[frozenset[str]] = []
+        whole = self.search == "auto" and 0 < len(population) <= min(len(self.singles), AUTO_SINGLES)
+        if self.search == "single" or whole:
+            checks = await confirmer.check([frozenset([i]) for i in self.singles])
+            found = [c.arm for c in checks if c.verdict == "confirmed"]
+        else:
+            self.singles = []
+        if self.search != "single" and population and not judge.sampler.budget_hit:
+            pooled = PooledSearch(judge.sampler, confirmer, population)
+            outcome = await pooled.run(found)
+            self.flags += outcome.flags
+            if outcome.stopped_early:
+                self.flags.append("search-stopped-early")
+            self.budget_stopped = outcome.budget_stopped
+        await confirmer.finish()
+        if confirmer.short or (judge.sampler.budget_hit and confirmer.noise.rate() > 0):
+            self.flags.append("budget-too-small-for-noise")
+        if judge.sampler.budget_hit:
+            self.flags.append("search-stopped-early")
+        latest = {c.arm: c for c in confirmer.checks}
+        for arm, c in latest.items():
+            if len(arm) == 1:
+                judge.decided[arm] = c.result()
+        self.candidates = [
+            Candidate(c.arm, c.result(), list(c.restored), minimal=c.minimal and c.settled)
+            for c in latest.values()
+            if not (len(c.arm) == 1 and next(iter(c.arm)) in self.singles)
+        ]
 
     async def go(self) -> None:
+        if self.auto:
+            await self._go_auto()
+            if self.base is not None and self.base.flips > 0:
+                self.flags.insert(0, "baseline-unstable")
+            return
         singles = self.singles
         everything = frozenset(s.id for s, _ in self.ranked_all)
         screening = not self.judge.statistical
@@ -590,7 +661,7 @@ class _Localization:
         return f"{self.trails[sid][0].kind} '{sid}'"
 
     def _suspects(self) -> list[Suspect]:
-        statistical, alpha = self.judge.statistical, self.judge.alpha
+        statistical, alpha = self.statistical, self.judge.alpha
         arms: dict[str, ArmResult] = {}
         for arm, result in self.judge.decided.items():
             if len(arm) == 1:
@@ -625,7 +696,7 @@ class _Localization:
         return out
 
     def _culprit_sets(self) -> list[CulpritSet]:
-        statistical, alpha = self.judge.statistical, self.judge.alpha
+        statistical, alpha = self.statistical, self.judge.alpha
         sets: list[Candidate] = []
         if not self.unstable:
             for sid in self.singles:
@@ -673,7 +744,7 @@ class _Localization:
         model_calls: int,
         saved: int,
         confidence: float,
-        max_samples: int | None,
+        max_samples: int | Literal["auto"] | None,
         samples: int,
     ) -> LocalizationReport:
         base = self.base
@@ -684,9 +755,21 @@ class _Localization:
         errors = base.errors + sum(r.errors for r in self.judge.decided.values())
         if errors:
             self.flags.append("rerun-errors")
-        statistical = self.judge.statistical
-        decided_by_test = statistical and bool(self.judge.decided)
+        statistical = self.statistical
+        decided_by_test = statistical and bool(self.judge.decided or self.candidates)
         base_all = sampler.taken(BASELINE)
+        auto: dict[str, Any] = {}
+        if self.confirmer is not None:
+            noise = self.confirmer.noise
+            base_all = [None] * sum(1 for o in sampler.taken(BASELINE) if o is None)
+            base_all += [True] * noise.base_flips + [False] * (noise.base_samples - noise.base_flips)
+            checks = self.confirmer.checks
+            auto = {
+                "samples_per_arm": max((c.samples for c in checks), default=None),
+                "multiplicity": HOLM,
+                "arms_compared": len(checks),
+                "noise": round(noise.rate(), 4),
+            }
         return LocalizationReport(
             mode="causal",
             samples=samples,
@@ -703,6 +786,7 @@ class _Localization:
             max_samples=max_samples,
             budget_exhausted=sampler.budget_hit,
             honesty_flags=list(dict.fromkeys(self.flags)),
+            **auto,
             **common,
         )
 

@@ -1,0 +1,296 @@
+"""The default localization (``max_samples="auto"``): a pooled search proposes culprit sets, and each proposal is
+confirmed on fresh seeds against the baseline, with as many samples as the observed noise needs, Holm's correction
+over every arm compared with the baseline, and each member restored in turn (the 1-minimal check)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from agentfootprint.explain._arms import BASELINE, Arm, ArmResult, BudgetExhausted, Sampler
+from agentfootprint.explain._hitting import hitting_sets
+from agentfootprint.explain._pooled import (
+    SEARCH_BASE,
+    STOP_POSTERIOR,
+    NoiseLog,
+    Oracle,
+    Transition,
+    flipping_mask,
+    question_budget,
+)
+from agentfootprint.explain._stats import Verdict, fisher_decision, fisher_one_sided, holm, plan_samples
+
+CAP = 100
+"""The most samples per arm the automatic size grows to."""
+MAX_SETS = 8
+MAX_ATTEMPTS = 6
+RECHECK_POSTERIOR = 0.97
+
+
+@dataclass
+class Check:
+    """One arm judged against the baseline on indices it never used, with its members restored in turn."""
+
+    arm: Arm
+    start: int
+    n: int
+    flips: int = 0
+    samples: int = 0
+    errors: int = 0
+    base_flips: int = 0
+    p_value: float = 1.0
+    restored: list[ArmResult] = field(default_factory=list)
+    needed: list[bool] = field(default_factory=list)
+    still_flips: list[bool] = field(default_factory=list)
+    verdict: Verdict = "inconclusive"
+    settled: bool = True
+    early: bool = False
+
+    @property
+    def majority(self) -> bool:
+        return self.flips * 2 > self.samples
+
+    @property
+    def minimal(self) -> bool:
+        return all(self.needed) and len(self.needed) == len(self.arm) - (1 if len(self.arm) == 1 else 0)
+
+    def result(self) -> ArmResult:
+        """The arm's standing; a set that flips but is not shown 1-minimal is only ``inconclusive``."""
+        verdict: Verdict = "inconclusive" if self.verdict == "confirmed" and not self.minimal else self.verdict
+        return ArmResult(
+            self.arm, verdict, self.flips, self.samples, self.errors, self.base_flips, self.p_value, self.settled
+        )
+
+
+def _count(outcomes: Sequence[bool | None]) -> tuple[int, int]:
+    return sum(1 for o in outcomes if o), sum(1 for o in outcomes if o is None)
+
+
+class Confirmer:
+    """Judges proposed arms against the baseline on sample indices each arm never used before (the search's own
+    indices are apart); keeps every judged arm, the family Holm's correction covers."""
+
+    def __init__(self, sampler: Sampler, alpha: float, samples: int, noise: NoiseLog) -> None:
+        self.sampler = sampler
+        self.alpha = alpha
+        self.samples = max(1, samples)
+        self.noise = noise
+        self.checks: list[Check] = []
+        self.short = False
+        self._next: dict[Arm, int] = {}
+        self._base_seen: set[int] = set()
+
+    def plan(self, family: int) -> int:
+        """Samples per arm that reach the stated power at ``alpha / family`` under the noise seen so far."""
+        n = plan_samples(self.noise.rate(), self.alpha / max(1, family), cap=CAP)
+        if n is None:
+            self.short = True
+            n = CAP
+        return max(n, self.samples)
+
+    async def baseline(self, start: int, stop: int) -> list[bool | None]:
+        out = await self.sampler.sample_range(BASELINE, start, stop)
+        for i, o in enumerate(out, start):
+            if i not in self._base_seen and o is not None:
+                self._base_seen.add(i)
+                self.noise.base_samples += 1
+                self.noise.base_flips += bool(o)
+        return out
+
+    async def check(self, arms: list[Arm]) -> list[Check]:
+        """Judge ``arms`` (and each member restored) in step with the baseline, each on indices it never used."""
+        checks = [Check(arm, self._next.get(arm, 0), 0) for arm in arms]
+        self.checks += checks
+        n = self.plan(len(self.checks))
+        taken = 0
+        live = list(checks)
+        while live:
+            taken = min(n, taken + max(self.samples, n // 4))
+            await self._sample(live, taken, n)
+            n = max(n, self.plan(len(self.checks)))  # the baseline grew in step: re-plan with what it shows
+            for c in live:
+                c.n = n
+                c.settled = c.settled and (c.samples >= n or c.early)
+            live = [c for c in live if not c.settled and c.samples >= taken]
+        for c in checks:
+            self._next[c.arm] = c.start + c.samples
+            # whether or not the arm truly flips, the rarer of its two outcomes was noise
+            self.noise.mismatches += min(c.flips, c.samples - c.flips)
+            self.noise.answers += c.samples
+        self.judge()
+        return checks
+
+    async def _sample(self, checks: list[Check], taken: int, n: int) -> None:
+        spans = sorted({c.start for c in checks})
+        bases = dict(zip(spans, await asyncio.gather(*(self.baseline(s, s + taken) for s in spans)), strict=True))
+        arms = [(c, c.arm) for c in checks]
+        arms += [(c, c.arm - {m}) for c in checks if len(c.arm) > 1 for m in sorted(c.arm)]
+        outs = await asyncio.gather(*(self.sampler.sample_range(a, c.start, c.start + taken) for c, a in arms))
+        table = {(id(c), a): o for (c, a), o in zip(arms, outs, strict=True)}
+        family = len(self.checks)
+        for c in checks:
+            base = bases[c.start]
+            own = table[(id(c), c.arm)]
+            k = min(len(base), len(own))
+            c.n, c.samples = n, k
+            c.flips, c.errors = _count(own[:k])
+            c.base_flips = _count(base[:k])[0]
+            c.p_value = fisher_one_sided(c.flips, k, c.base_flips, k) if k else 1.0
+            # curtailed only when no outcome of the samples still to come could change the verdict
+            sure = fisher_decision(c.flips, k, c.base_flips, c.base_flips, k, n, self.alpha / family)
+            hopeless = fisher_decision(c.flips, k, c.base_flips, c.base_flips, k, n, self.alpha)
+            c.early = (hopeless.settled and hopeless.verdict != "confirmed") or (
+                len(c.arm) == 1 and sure.settled and sure.verdict == "confirmed"
+            )
+            c.settled = k >= n or c.early
+            c.restored, c.needed, c.still_flips = [], [], []
+            for m in sorted(c.arm) if len(c.arm) > 1 else []:
+                r = table[(id(c), c.arm - {m})][:k]
+                rf, re = _count(r)
+                p_needed = fisher_one_sided(c.flips, k, rf, k) if k else 1.0
+                p_flips = fisher_one_sided(rf, k, c.base_flips, k) if k else 1.0
+                still = rf * 2 > len(r) > 0 and p_flips <= self.alpha
+                c.needed.append(p_needed <= self.alpha and not still and len(r) >= k)
+                c.still_flips.append(still)
+                verdict: Verdict = "confirmed" if still else ("not-confirmed" if c.needed[-1] else "inconclusive")
+                c.restored.append(ArmResult(c.arm - {m}, verdict, rf, len(r), re, c.base_flips, p_needed, True))
+        self.judge()
+
+    def judge(self) -> None:
+        """Verdicts over the whole family: Holm over every arm compared with the baseline, a flip rate above 1/2."""
+        rejected = holm([c.p_value for c in self.checks], self.alpha)
+        for c, ok in zip(self.checks, rejected, strict=True):
+            if ok and c.majority and c.settled:
+                c.verdict = "confirmed"
+            elif (c.flips and (c.majority or c.p_value <= self.alpha)) or not c.settled:
+                c.verdict = "inconclusive"
+            else:
+                c.verdict = "not-confirmed"
+
+    async def finish(self) -> None:
+        """Once the family is complete: an arm that would be confirmed but for the correction Holm needs for the
+        final family size is judged once more, on indices it never used, with the samples that family needs."""
+        self.judge()
+        short = [c for c in self.checks if c.verdict != "confirmed" and c.majority and c.p_value <= self.alpha]
+        if short:
+            await self.check([c.arm for c in short])
+
+
+@dataclass
+class Proposal:
+    """What the search found: the checks it ran, flags it raised, and whether it stopped before it was done."""
+
+    flags: list[str] = field(default_factory=list)
+    stopped_early: bool = False
+    budget_stopped: bool = False
+
+
+class PooledSearch:
+    """Culprit sets by noisy adaptive group testing, each one confirmed on fresh seeds; a hitting-set tree over the
+    confirmed sets looks for the others (a conjunctive partner included) until none remains."""
+
+    def __init__(
+        self,
+        sampler: Sampler,
+        confirmer: Confirmer,
+        population: list[str],
+        *,
+        seed: int = 0,
+        max_sets: int = MAX_SETS,
+    ) -> None:
+        self.sampler = sampler
+        self.confirmer = confirmer
+        self.population = list(population)
+        self.rank: Callable[[str], int] = {sid: i for i, sid in enumerate(self.population)}.__getitem__
+        self.oracle = Oracle(sampler, confirmer.noise)
+        self.seed = seed
+        self.max_sets = max_sets
+        self.out = Proposal()
+
+    def _ordered(self, ids: Arm) -> list[str]:
+        return sorted(ids, key=self.rank)
+
+    async def run(self, found: list[Arm]) -> Proposal:
+        """Look for every culprit set, starting from those already confirmed (``found``)."""
+        everything = frozenset(self.population)
+        try:
+            await self._tree(everything, list(found))
+        except BudgetExhausted:
+            self.out.budget_stopped = True
+        return self.out
+
+    async def _tree(self, everything: Arm, found: list[Arm]) -> None:
+        async def locate(path: Arm) -> Arm | None:
+            check = await self.locate(everything - path, first=not path)
+            return check.arm if check is not None and check.verdict == "confirmed" and check.minimal else None
+
+        async def flips(rest: Arm) -> bool:
+            return await self.oracle.test(rest)
+
+        if await hitting_sets(
+            everything, found, max_sets=self.max_sets, flips=flips, locate=locate, order=self._ordered
+        ):
+            self.out.stopped_early = True
+
+    async def _bisect(self, background: Arm, order: list[str], p_empty: float, p_none: float) -> Transition:
+        t = Transition(self.oracle, background, order, p_empty=p_empty, p_none=p_none)
+        await self._resume(t, STOP_POSTERIOR)
+        return t
+
+    async def _resume(self, t: Transition, stop: float) -> int:
+        budget = question_budget(len(t.order), self.oracle.noise.working()) + t.queries
+        h = await t.run(budget, stop)
+        if t.queries >= budget:
+            self.out.stopped_early = True
+        return h
+
+    async def locate(self, rest: Arm, *, first: bool) -> Check | None:
+        """A confirmed, 1-minimal culprit set within ``rest`` (or the last check that failed, or None)."""
+        t = await self._bisect(frozenset(), self._ordered(rest), 0.0, 0.2)
+        h = t.best()
+        if h > len(t.order):
+            if not first:
+                return None
+            self.out.flags += ["no-flip-with-everything-ablated", "removable-source-may-carry-right-answer"]
+            mask = await flipping_mask(self.oracle, t.order, self.seed)
+            if mask is None:
+                return None
+            t = await self._bisect(frozenset(), self._ordered(mask), 0.0, 0.02)
+            h = t.best()
+            if h > len(t.order):
+                return None
+        members: list[str] = []
+        last: Check | None = None
+        for _ in range(MAX_ATTEMPTS):
+            if h > len(t.order):
+                return last
+            candidate = members + ([t.order[h - 1]] if h >= 1 else [])
+            if not candidate:
+                return last
+            (last,) = await self.confirmer.check([frozenset(candidate)])
+            if last.verdict == "confirmed" and last.minimal:
+                return last
+            if last.majority and any(last.still_flips):  # a member the search misjudged: drop it, judge again
+                members = [m for m, s in zip(sorted(last.arm), last.still_flips, strict=True) if not s]
+                h = 0
+                continue
+            if last.majority:
+                members, h = candidate, 0  # it flipped, not enough to prove it: judge it again on fresh seeds
+                continue
+            if h == 0 or h > len(t.order):
+                return last
+            again = await self._resume(t, RECHECK_POSTERIOR)  # noise, or a set that needs one more member?
+            if again != h:
+                h = again
+                continue
+            members, prefix = candidate, t.order[: h - 1]
+            if not prefix:
+                return last
+            t = await self._bisect(frozenset(members), prefix, 0.05, 0.05)
+            h = t.best()
+        self.out.stopped_early = True
+        return last
+
+
+__all__ = ["SEARCH_BASE", "Check", "Confirmer", "PooledSearch", "Proposal"]

@@ -1,0 +1,147 @@
+"""The default statistics (``max_samples="auto"``): a pooled search, confirmations on fresh seeds with Holm's
+correction, sample sizes that follow the baseline's noise, and honest flags when they cannot."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentfootprint import Agent, define_fact
+from agentfootprint.explain import LocalizationReport, localize_context_bug
+from agentfootprint.explain._pooled import SEARCH_BASE
+from agentfootprint.explain._stats import fisher_power, holm, plan_samples
+from agentfootprint.providers import LLMRequest, mock
+
+Rule = Callable[[set[str]], bool]
+
+
+def noisy(seed: int | None, text: str, rate: float) -> bool:
+    digest = hashlib.sha256(f"{seed}|{text}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < rate
+
+
+def build(n: int, rule: Rule, noise: float = 0.0, seeds: list[int | None] | None = None) -> Agent:
+    """``n`` facts ``f0..``; the model answers WRONG when ``rule(present fact ids)`` holds, flipped at ``noise``."""
+    texts = {f"f{i}": f"Note {i}: item {i * 7 % 11}." for i in range(n)}
+
+    def respond(req: LLMRequest) -> Any:
+        if seeds is not None:
+            seeds.append(req.seed)
+        present = {k for k, v in texts.items() if v in req.system_prompt}
+        wrong = rule(present) ^ noisy(req.seed, req.system_prompt, noise)
+        return "WRONG answer" if wrong else "RIGHT answer"
+
+    builder = Agent.create(provider=mock(respond=respond), model="m", name="t")
+    for key, text in texts.items():
+        builder = builder.fact(define_fact(id=key, data=text))
+    return builder.build()
+
+
+def changed(a: str, b: str) -> bool:
+    return a.split()[0] != b.split()[0]
+
+
+async def localized(agent: Agent, **kwargs: Any) -> LocalizationReport:
+    for seed in range(500, 700):  # the run the user saw answered wrongly
+        if "WRONG" in str((await agent.run("q?", seed=seed)).answer):
+            break
+    return await localize_context_bug(agent, outcome_changed=changed, progress=False, max_suspects=None, **kwargs)
+
+
+def confirmed(report: LocalizationReport) -> set[tuple[str, ...]]:
+    return {c.ids for c in report.culprit_sets if c.verdict == "confirmed"}
+
+
+async def test_one_culprit_among_forty_without_noise_costs_a_handful_of_reruns() -> None:
+    report = await localized(build(40, lambda p: "f17" in p))
+    assert confirmed(report) == {("f17",)} and report.max_samples == "auto"
+    assert report.test == "fisher-exact-one-sided" and report.multiplicity == "holm"
+    assert report.reruns <= 3 + 6 + 3 + 1  # baseline, bisection of 41 hypotheses, confirmation, partner check
+    assert report.honesty_flags == []
+
+
+async def test_a_conjunctive_pair_is_two_sets_auto_does_not_stop_at_the_first() -> None:
+    report = await localized(build(30, lambda p: {"f3", "f21"} <= p))
+    assert confirmed(report) == {("f3",), ("f21",)}
+    ps = sorted(c.p_value or 1.0 for c in report.culprit_sets if c.verdict == "confirmed")
+    assert ps[0] <= 0.05 / 2 and ps[1] <= 0.05  # Holm's step-down over the two arms compared
+
+
+async def test_a_redundant_pair_is_one_minimal_set() -> None:
+    report = await localized(build(30, lambda p: bool({"f4", "f9"} & p)))
+    (pair,) = [c for c in report.culprit_sets if c.verdict == "confirmed"]
+    assert pair.ids == ("f4", "f9") and pair.minimal
+    assert [r.verdict for r in pair.restore_checks] == ["not-confirmed", "not-confirmed"]
+
+
+async def test_a_noisy_model_gets_a_culprit_with_samples_sized_to_its_noise() -> None:
+    report = await localized(build(30, lambda p: "f12" in p, noise=0.2))
+    assert confirmed(report) == {("f12",)}
+    assert report.noise is not None and report.noise > 0.05
+    assert report.samples_per_arm is not None and report.samples_per_arm > 3
+    (culprit,) = [c for c in report.culprit_sets if c.verdict == "confirmed"]
+    if culprit.baseline_flips:  # never "the outcome holds" when the baseline flipped
+        assert "holds" not in culprit.claim and "flipped only" in culprit.claim
+
+
+async def test_a_removable_source_carrying_the_right_answer_does_not_hide_the_culprit() -> None:
+    """f0 is a policy that keeps the answer right: ablating everything removes it too, so nothing flips; removing
+    the culprit f7 alone fixes the answer. The search looks further and says why."""
+    report = await localized(build(24, lambda p: "f7" in p or "f0" not in p))
+    assert confirmed(report) == {("f7",)}
+    assert "removable-source-may-carry-right-answer" in report.honesty_flags
+
+
+@pytest.mark.parametrize("noise", [0.0, 0.1])
+async def test_no_culprit_is_reported_clean(noise: float) -> None:
+    """The wrong answer was noise (a rare wrong answer of a model that is right most of the time)."""
+    report = await localized(build(20, lambda p: False, noise=noise))
+    assert confirmed(report) == set()
+
+
+async def test_search_reruns_use_their_own_seeds_and_confirmations_seeds_they_never_used() -> None:
+    seeds: list[int | None] = []
+    agent = build(20, lambda p: "f5" in p, seeds=seeds)
+    for seed in range(500, 700):
+        if "WRONG" in str((await agent.run("q?", seed=seed)).answer):
+            break
+    seeds.clear()
+    report = await localize_context_bug(agent, outcome_changed=changed, progress=False, max_suspects=None)
+    assert confirmed(report) == {("f5",)}
+    search = [s for s in seeds if s is not None and s >= SEARCH_BASE]
+    confirm = [s for s in seeds if s is not None and s < SEARCH_BASE]
+    assert search and sorted(set(confirm)) == [0, 1, 2]
+
+
+async def test_a_budget_too_small_for_the_noise_says_so() -> None:
+    report = await localized(build(20, lambda p: "f5" in p, noise=0.3), max_reruns=20)
+    assert "rerun-budget-exhausted" in report.honesty_flags and "budget-too-small-for-noise" in report.honesty_flags
+    assert confirmed(report) == set() and report.reruns == 20
+
+
+async def test_single_search_tests_every_arm_with_holm() -> None:
+    report = await localized(build(5, lambda p: "f2" in p), search="single")
+    assert [(s.id, s.verdict) for s in report.suspects if s.verdict == "confirmed"] == [("f2", "confirmed")]
+    assert report.arms_compared == 5 and report.samples_per_arm == 5  # p <= 0.01 needs 5 clean samples each
+
+
+def test_holm_rejects_step_down() -> None:
+    assert holm([0.01, 0.04, 0.03], 0.05) == [True, False, False]
+    assert holm([0.01, 0.02, 0.04], 0.05) == [True, True, True]
+    assert holm([], 0.05) == []
+
+
+@settings(max_examples=40, deadline=None)
+@given(p0=st.floats(0.0, 0.3), m=st.integers(1, 6))
+def test_planned_sizes_reach_the_stated_power(p0: float, m: int) -> None:
+    n = plan_samples(p0, 0.05 / m)
+    assert n is not None and fisher_power(n, round(p0, 3), 1 - round(p0, 3), 0.05 / m) >= 0.9
+
+
+def test_no_size_reaches_power_when_the_baseline_flips_half_the_time() -> None:
+    assert plan_samples(0.5, 0.05) is None and plan_samples(0.0, 0.05) == 3
