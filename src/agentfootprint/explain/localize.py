@@ -593,6 +593,13 @@ class _Localization:
         flips = sum(1 for o in base if o)
         self.base = ArmResult(BASELINE, "inconclusive", flips, len(base), sum(1 for o in base if o is None), flips,
                               None, True)  # fmt: skip
+        if flips * 2 > len(base):  # the wrong answer may be the model's rare one: look twice as long before judging
+            base = await confirmer.baseline(0, 2 * max(1, judge.samples))
+            flips = sum(1 for o in base if o)
+            self.base = ArmResult(BASELINE, "inconclusive", flips, len(base), 0, flips, None, True)
+            if flips * 2 > len(base):
+                self.flags.append("answer-not-reproducible")
+                return
         population = [s.id for s, _ in self.ranked_all]
         found: list[frozenset[str]] = []
         whole = self.search == "auto" and 0 < len(population) <= min(len(self.singles), AUTO_SINGLES)
