@@ -16,12 +16,12 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from agentfootprint.errors import AgentFootprintError
 from agentfootprint.hosting._pack import JsonText, Packed, load_strings, long_strings, pack, unpack
 from agentfootprint.hosting.plan import HeldPause, HeldThread
-from agentfootprint.hosting.refusal import HostingConfigError, WireRequestRefusal
+from agentfootprint.hosting.refusal import HostingConfigError
 from agentfootprint.identity import Identity
+from agentfootprint.stores.sessions import LeaseLostError
 
 __all__ = [
     "DEFAULT_LEASE_SECONDS",
-    "SUMMARY_COLUMNS",
     "Clock",
     "LeaseLostError",
     "PauseRecord",
@@ -31,17 +31,12 @@ __all__ = [
     "ThreadRecord",
     "ThreadSummary",
     "ThreadTranscript",
-    "blank_row",
     "check_lease_seconds",
-    "check_reader",
-    "claim_thread",
     "decode_record",
     "decode_recording",
     "encode_thread",
     "owner_key",
     "read_pause",
-    "recording_value",
-    "summary_of",
 ]
 
 logger = logging.getLogger("agentfootprint.hosting")
@@ -150,12 +145,6 @@ class StoredThreadUnreadableError(AgentFootprintError):
         self.thread_id = thread_id
 
 
-class LeaseLostError(AgentFootprintError):
-    """A turn tried to renew or save a thread whose busy lease it no longer holds (it expired and was taken)."""
-
-    code = "ERR_AGUI_LEASE_LOST"
-
-
 @runtime_checkable
 class SessionStore(Protocol):
     """Threads by id, each bound to one owner (the caller's tenant and principal, or nobody for anonymous threads).
@@ -222,52 +211,6 @@ def owner_key(identity: Identity | None) -> str | None:
     if identity is None or (identity.tenant is None and identity.principal is None):
         return None
     return json.dumps([identity.tenant, identity.principal], ensure_ascii=False)
-
-
-def check_reader(stored_owner: str | None, caller: str | None) -> None:
-    """Refuse 404 unless ``caller`` is the thread's owner; an anonymous thread is never handed to a signed-in one."""
-    if stored_owner != caller:
-        raise WireRequestRefusal("ERR_AGUI_THREAD_NOT_FOUND", "threadId")
-
-
-def claim_thread(stored_owner: str | None, caller: str | None, lease_until: float | None, now: float) -> None:
-    """Refuse 404 for a thread that is not the caller's, 409 while another turn holds it."""
-    check_reader(stored_owner, caller)
-    if lease_until is not None and lease_until > now:
-        raise WireRequestRefusal("ERR_AGUI_THREAD_BUSY", "threadId")
-
-
-SUMMARY_COLUMNS = "updated_at, created_at, pause IS NOT NULL, lease_until"
-"""The SQL columns a thread's summary is read from, in ``summary_of`` order."""
-
-
-def summary_of(thread_id: str, row: Any, now: float) -> ThreadSummary:
-    """A summary from the ``SUMMARY_COLUMNS`` of a row (a row from before creation times: created = updated)."""
-    updated, created, paused, lease_until = row
-    return ThreadSummary(
-        thread_id=thread_id,
-        created_at=float(created if created is not None else updated),
-        updated_at=float(updated),
-        paused=bool(paused),
-        busy=lease_until is not None and lease_until > now,
-    )
-
-
-def blank_row(messages: Any, conversation: Any, pause: Any) -> bool:
-    """Whether a stored row holds nothing yet (its first turn never saved)."""
-    return messages in ("[]", b"[]") and conversation is None and pause is None
-
-
-def recording_value(recording: str | bytes | Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """A recording as a JSON object (JSON text is parsed)."""
-    if recording is None:
-        return None
-    if isinstance(recording, str | bytes):
-        value = json.loads(recording)
-        if not isinstance(value, dict):
-            raise HostingConfigError("a recording must be a JSON object")
-        return value
-    return dict(recording)
 
 
 def encode_thread(record: ThreadRecord, recording: str | bytes | Mapping[str, Any] | None) -> Packed:

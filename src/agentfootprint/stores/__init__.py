@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from agentfootprint.stores.memory import MemoryEntry, MemoryNamespace, MemoryStore
     from agentfootprint.stores.postgres import PostgresPool, postgres_pool
     from agentfootprint.stores.recordings import RecordingMeta, RecordingPage, RecordingStore
+    from agentfootprint.stores.sessions import SessionRows
     from agentfootprint.stores.sqlite import connect_sqlite
     from agentfootprint.stores.vectors import StoredItem, VectorStore
 
@@ -39,6 +40,7 @@ _EXPORTS: dict[str, str] = {
     "RecordingMeta": ".recordings",
     "RecordingPage": ".recordings",
     "RecordingStore": ".recordings",
+    "SessionRows": ".sessions",
     "StoreCursorError": ".errors",
     "StoreError": ".errors",
     "StoreFamily": ".family",
@@ -64,6 +66,7 @@ __all__ = [
     "RecordingMeta",
     "RecordingPage",
     "RecordingStore",
+    "SessionRows",
     "StoreCursorError",
     "StoreError",
     "StoreFamily",

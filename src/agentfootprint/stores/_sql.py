@@ -6,7 +6,7 @@ import re
 
 from agentfootprint.stores.errors import StoreError
 
-_TABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,40}$")
+_TABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class StoreTableNameError(StoreError, ValueError):
@@ -15,10 +15,11 @@ class StoreTableNameError(StoreError, ValueError):
     code = "ERR_STORE_TABLE_NAME"
 
 
-def check_table(table: str) -> str:
-    """A safe SQL table name (1-41 letters, digits or _, not starting with a digit), or ``StoreTableNameError``."""
-    if not isinstance(table, str) or not _TABLE.match(table):
-        raise StoreTableNameError("table must be 1-41 letters, digits or _ (starting with a letter or _)")
+def check_table(table: str, *, max_length: int = 41) -> str:
+    """A safe SQL table name (letters, digits or _, not starting with a digit, at most ``max_length``), or
+    ``StoreTableNameError``."""
+    if not isinstance(table, str) or not _TABLE.fullmatch(table) or len(table) > max_length:
+        raise StoreTableNameError(f"table must be 1-{max_length} letters, digits or _ (starting with a letter or _)")
     return table
 
 

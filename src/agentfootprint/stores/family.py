@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import threading
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -12,14 +13,17 @@ if TYPE_CHECKING:
     from agentfootprint.stores.ledger import DecisionLedger
     from agentfootprint.stores.memory import MemoryStore
     from agentfootprint.stores.recordings import RecordingStore
+    from agentfootprint.stores.sessions import SessionRows
     from agentfootprint.stores.vectors import VectorStore
 
 StoreKind = Literal["memory", "sqlite", "postgresql"]
 _POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+_ASYNC = frozenset({"sessions", "artifacts"})
+"""Stores whose close is a coroutine on some backend: ``aclose`` closes them."""
 
 
 class StoreFamily:
-    """Each protocol's backend on the one database a URL names, each opened on first use: ``.memory``,
+    """Each protocol's backend on the one database a URL names, each opened on first use: ``.sessions``, ``.memory``,
     ``.vectors``, ``.artifacts``, ``.ledger``, ``.recordings``. ``close()`` closes what was opened."""
 
     def __init__(self, kind: StoreKind, target: str, *, dimension: int = 384) -> None:
@@ -38,6 +42,12 @@ class StoreFamily:
             if found is None:
                 found = self._opened[name] = getattr(self, f"_make_{name}")()
             return found
+
+    @property
+    def sessions(self) -> SessionRows:
+        """Served threads' rows (what the hosting session stores keep their threads in)."""
+        rows: SessionRows = self._open("sessions")
+        return rows
 
     @property
     def memory(self) -> MemoryStore:
@@ -68,6 +78,15 @@ class StoreFamily:
         """Run recordings by run id."""
         store: RecordingStore = self._open("recordings")
         return store
+
+    def _make_sessions(self) -> Any:
+        from agentfootprint.stores import sessions
+
+        if self.kind == "memory":
+            return sessions.MemorySessionRows()
+        if self.kind == "sqlite":
+            return sessions.SqliteSessionRows(self._target)
+        return sessions.PostgresSessionRows(self._target)
 
     def _make_memory(self) -> Any:
         if self.kind == "memory":
@@ -123,13 +142,23 @@ class StoreFamily:
         return recordings.PostgresRecordingStore(self._target)
 
     def close(self) -> None:
-        """Close every store opened so far that holds a connection of its own (pools keep theirs for reuse)."""
-        with self._lock:
-            opened, self._opened = self._opened, {}
-        for store in opened.values():
+        """Close the sync stores opened so far (``aclose`` closes the async ones too)."""
+        for name in [n for n in self._opened if n not in _ASYNC]:
+            store = self._opened.pop(name)
             close = getattr(store, "close", None)
             if callable(close):
                 close()
+
+    async def aclose(self) -> None:
+        """Close every store opened so far, async ones (sessions, PostgreSQL artifacts) included."""
+        self.close()
+        for name in [n for n in self._opened if n in _ASYNC]:
+            store = self._opened.pop(name)
+            close = getattr(store, "aclose", None) or getattr(store, "close", None)
+            if callable(close):
+                outcome = close()
+                if inspect.isawaitable(outcome):
+                    await outcome
 
 
 def parse_store_url(url: object) -> tuple[StoreKind, str]:
