@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentfootprint.errors import AgentFootprintError
-from agentfootprint.flow._frozen import thaw
+from agentfootprint.flow import thaw
 
 FINDINGS_KEY = "findings_ledger"
 COVERAGE_DECLARED_KEY = "coverage_declared"

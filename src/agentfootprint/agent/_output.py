@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from agentfootprint.agent.errors import AgentBuildError, OutputSchemaError, OutputStrategyUnsupportedError
 from agentfootprint.agent.extension import CallModel, Extension, RunContext
 from agentfootprint.events import EventSink
-from agentfootprint.flow._frozen import thaw
+from agentfootprint.flow import thaw
 from agentfootprint.providers import LLMRequest, LLMResponse, Message, ToolSpec
 
 if TYPE_CHECKING:

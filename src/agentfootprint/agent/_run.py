@@ -18,8 +18,7 @@ from agentfootprint.agent.extension import (
 from agentfootprint.agent.member_run import resolve_parent_run
 from agentfootprint.context.window import entry_chars
 from agentfootprint.events import AgentEvent, EventDispatcher, EventSink, PayloadArg
-from agentfootprint.flow import CancelToken, RedactionPolicy, Redactor, Scope
-from agentfootprint.flow._frozen import thaw
+from agentfootprint.flow import CancelToken, RedactionPolicy, Redactor, Scope, thaw
 from agentfootprint.identity import Identity, coerce_identity
 from agentfootprint.providers import LLMRequest, LLMResponse, Message
 from agentfootprint.tools import RunStoppingError, Tool, ToolOutcome

@@ -48,8 +48,7 @@ from agentfootprint.events.catalogue import (
     StreamLlmEnd,
     StreamLlmStart,
 )
-from agentfootprint.flow import Scope
-from agentfootprint.flow._frozen import thaw
+from agentfootprint.flow import Scope, thaw
 from agentfootprint.flow.decide import DecisionPlan, PlannedDecision
 from agentfootprint.providers import (
     LLMRequest,

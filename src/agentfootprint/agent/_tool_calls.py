@@ -38,8 +38,7 @@ from agentfootprint.events.catalogue import (
     ToolsRepeatedCall,
     WarningToolRaised,
 )
-from agentfootprint.flow import Scope, pause, resume_answer
-from agentfootprint.flow._frozen import FrozenDict, FrozenList, freeze, thaw
+from agentfootprint.flow import FrozenDict, FrozenList, Scope, freeze, pause, resume_answer, thaw
 from agentfootprint.tools import RunStoppingError, Tool, ToolContext, ToolOutcome
 from agentfootprint.tools._codes import ERR_TOOL_RAISED
 from agentfootprint.tools.execute import execute_tool

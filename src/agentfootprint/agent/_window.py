@@ -31,8 +31,7 @@ from agentfootprint.context.window import (
 )
 from agentfootprint.events import EventSink
 from agentfootprint.events.catalogue import ContextBudgetPressure, ContextEvicted
-from agentfootprint.flow import Scope
-from agentfootprint.flow._frozen import thaw
+from agentfootprint.flow import Scope, thaw
 from agentfootprint.providers import LLMResponse, Message, Usage
 
 

@@ -18,9 +18,8 @@ from agentfootprint.agent import (
     StoppedEarly,
     UnknownSourceError,
     load_pause_checkpoint,
+    normalize_run_input,
 )
-from agentfootprint.agent._run_input import normalize_run_input
-from agentfootprint.agent._seal import SealKey, seal, seal_key
 from agentfootprint.compose._events import TeeEvents, composition_dispatcher
 from agentfootprint.compose.member_run import (
     ParentRunRecord,
@@ -34,9 +33,19 @@ from agentfootprint.errors import AgentFootprintError
 from agentfootprint.events import AgentEvent, EventDispatcher, PayloadArg
 from agentfootprint.events import types as ev
 from agentfootprint.events.catalogue import CompositionEnter, CompositionExit
-from agentfootprint.flow import FlowChart, FlowResult, FlowSnapshot, InvalidCheckpointError, NarrativeEntry, Scope
+from agentfootprint.flow import (
+    FlowChart,
+    FlowResult,
+    FlowSnapshot,
+    InvalidCheckpointError,
+    NarrativeEntry,
+    Scope,
+    SealKey,
+    seal,
+    seal_key,
+    thaw,
+)
 from agentfootprint.flow import render_narrative as _render
-from agentfootprint.flow._frozen import thaw
 from agentfootprint.flow.pause import PARALLEL_PAUSE
 from agentfootprint.flow.redaction import RedactionPolicy
 from agentfootprint.identity import Identity, coerce_identity

@@ -10,8 +10,7 @@ from typing import Any
 
 from agentfootprint.compose._base import Composition, CompositionBuildError, check_runner
 from agentfootprint.errors import AgentFootprintError
-from agentfootprint.flow import Scope
-from agentfootprint.flow._frozen import thaw
+from agentfootprint.flow import Scope, thaw
 
 INPUT = "input"
 MessageFn = Callable[[dict[str, Any]], str]

@@ -30,8 +30,7 @@ from agentfootprint.compose.workflow import function_stage, member_input, member
 from agentfootprint.errors import AgentFootprintError
 from agentfootprint.events import types as ev
 from agentfootprint.events.catalogue import CompositionRouteDecided
-from agentfootprint.flow import FlowChart, Scope, decide, flow_chart
-from agentfootprint.flow._frozen import thaw
+from agentfootprint.flow import FlowChart, Scope, decide, flow_chart, thaw
 from agentfootprint.flow.decide import DecisionEvidence, DecisionResult
 
 END = "END"

@@ -8,8 +8,7 @@ from typing import Any
 
 from agentfootprint.compose._base import Composition, CompositionBuildError, check_runner, member_deps, seed_stage
 from agentfootprint.compose._choice import ModelChoiceError
-from agentfootprint.flow import FlowChart, FlowChartBuilder, Scope, flow_chart
-from agentfootprint.flow._frozen import thaw
+from agentfootprint.flow import FlowChart, FlowChartBuilder, Scope, flow_chart, thaw
 
 Score = Callable[[str], float]
 _MAX_WIDTH = 32

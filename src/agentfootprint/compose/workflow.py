@@ -27,8 +27,7 @@ from agentfootprint.compose._dataflow import (
     read_values,
     with_members,
 )
-from agentfootprint.flow import FlowChart, FlowChartBuilder, Scope, flow_chart
-from agentfootprint.flow._frozen import thaw
+from agentfootprint.flow import FlowChart, FlowChartBuilder, Scope, flow_chart, thaw
 
 
 class Workflow(Composition):

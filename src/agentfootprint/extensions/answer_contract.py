@@ -32,7 +32,7 @@ from agentfootprint.agent._answer import (
     AnswerValidationError,
 )
 from agentfootprint.agent.extension import CallTool
-from agentfootprint.flow._frozen import thaw
+from agentfootprint.flow import thaw
 from agentfootprint.tools import Tool, ToolOutcome, define_tool
 
 if TYPE_CHECKING:

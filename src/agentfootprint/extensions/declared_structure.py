@@ -17,7 +17,7 @@ from agentfootprint.agent import AgentBuildError, Extension, RunContext, RunOutc
 from agentfootprint.agent._answer import CLAIM_CHECKS_KEY, SCRIPT_KEY
 from agentfootprint.agent.config import READ_SKILL
 from agentfootprint.agent.extension import CallModel, CallTool
-from agentfootprint.flow._frozen import thaw
+from agentfootprint.flow import thaw
 from agentfootprint.providers import LLMRequest, LLMResponse
 from agentfootprint.tools import Tool, ToolOutcome
 

@@ -1,5 +1,6 @@
 """The recorded flowchart engine: stages over shared state, every read, write and decision kept as evidence."""
 
+from agentfootprint.flow._frozen import FrozenDict, FrozenList, freeze, thaw
 from agentfootprint.flow.builder import DeciderBuilder, FlowChartBuilder, SelectorBuilder, flow_chart
 from agentfootprint.flow.cancel import CancelToken
 from agentfootprint.flow.causal import CausalEdge, CausalNode, CausalSlice, causal_chain, slice_for_key
@@ -27,6 +28,7 @@ from agentfootprint.flow.recording import RecordingDials
 from agentfootprint.flow.redaction import REDACTED, RedactionPolicy, Redactor
 from agentfootprint.flow.result import FlowResult
 from agentfootprint.flow.scope import Scope
+from agentfootprint.flow.seal import CheckpointSealError, SealKey, check_seal, seal, seal_key
 from agentfootprint.flow.snapshot import FlowSnapshot, Recorded, TreeNode
 
 __all__ = [
@@ -36,6 +38,7 @@ __all__ = [
     "CausalNode",
     "CausalSlice",
     "ChartBuildError",
+    "CheckpointSealError",
     "Commit",
     "DeciderBuilder",
     "DecisionEvidence",
@@ -47,6 +50,8 @@ __all__ = [
     "FlowError",
     "FlowResult",
     "FlowSnapshot",
+    "FrozenDict",
+    "FrozenList",
     "InvalidCheckpointError",
     "InvalidStateKeyError",
     "LoopLimitError",
@@ -63,17 +68,23 @@ __all__ = [
     "RedactionPolicy",
     "Redactor",
     "Scope",
+    "SealKey",
     "SelectorBuilder",
     "TreeNode",
     "UnknownBranchError",
     "Write",
     "causal_chain",
+    "check_seal",
     "decide",
     "flow_chart",
+    "freeze",
     "narrative_text",
     "pause",
     "render_narrative",
     "resume_answer",
+    "seal",
+    "seal_key",
     "select",
     "slice_for_key",
+    "thaw",
 ]

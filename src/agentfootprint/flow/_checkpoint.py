@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError, to_jsonable_python
@@ -81,8 +82,27 @@ def _check_log_json(rs: RunState) -> None:
                 ) from None
 
 
-def load_checkpoint(chart: FlowChart, checkpoint: Any) -> FlowCheckpoint:
-    """Validate an (untrusted) checkpoint against this chart; errors name the offending field."""
+# checkpoints this process has already validated, by object identity: id -> (the object, the chart fingerprint)
+_loaded: dict[int, tuple[weakref.ref[FlowCheckpoint], str]] = {}
+
+
+def _remember(cp: FlowCheckpoint, chart: FlowChart) -> FlowCheckpoint:
+    key = id(cp)
+    _loaded[key] = (weakref.ref(cp, lambda _ref: _loaded.pop(key, None)), chart.fingerprint)
+    return cp
+
+
+def loaded_for(checkpoint: object, chart: FlowChart) -> TypeGuard[FlowCheckpoint]:
+    """Whether ``checkpoint`` is the very object ``load_checkpoint`` returned for a chart of this fingerprint."""
+    seen = _loaded.get(id(checkpoint))
+    return seen is not None and seen[0]() is checkpoint and seen[1] == chart.fingerprint
+
+
+def load_checkpoint(chart: FlowChart, checkpoint: object) -> FlowCheckpoint:
+    """Validate an (untrusted) checkpoint against this chart; errors name the offending field. A checkpoint this
+    function already returned for this chart is taken as it is (validated once); any other object is validated."""
+    if loaded_for(checkpoint, chart):
+        return checkpoint
     if isinstance(checkpoint, FlowCheckpoint):
         checkpoint = checkpoint.model_dump(mode="json")
     if not isinstance(checkpoint, Mapping):
@@ -113,7 +133,7 @@ def load_checkpoint(chart: FlowChart, checkpoint: Any) -> FlowCheckpoint:
                 )
     check_frames(chart, cp.frames, "frames")
     check_log(chart, cp)
-    return cp
+    return _remember(cp, chart)
 
 
 _COMMIT_KEYS = frozenset(Commit.model_fields)
@@ -287,4 +307,5 @@ __all__ = [
     "check_read_evidence",
     "checkpoint_json",
     "load_checkpoint",
+    "loaded_for",
 ]

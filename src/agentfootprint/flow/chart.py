@@ -190,7 +190,7 @@ class FlowChart:
 
     async def resume(
         self,
-        checkpoint: Mapping[str, Any],
+        checkpoint: Mapping[str, Any] | FlowCheckpoint,
         answer: Any = None,
         *,
         timeout: float | None = None,
@@ -202,7 +202,8 @@ class FlowChart:
         origin: Mapping[str, Any] | None = None,
         recording: RecordingDials | None = None,
     ) -> FlowResult:
-        """Continue a paused run: the paused stage re-runs and its ``pause()`` returns ``answer``.
+        """Continue a paused run: the paused stage re-runs and its ``pause()`` returns ``answer``. ``checkpoint`` is
+        the JSON mapping (validated here) or what :meth:`load_checkpoint` returned for this chart (not validated again).
 
         By default the resumed leg keeps the paused run's id; ``run_id`` gives it a fresh one. Either way with
         ``run_id`` or ``origin`` the snapshot's ``resumed_from`` names the run it continues (plus ``origin``)."""
@@ -233,6 +234,8 @@ class FlowChart:
         """Blocking twin of :meth:`run` for scripts (no event loop may be running in this thread)."""
         return run_sync(self.run(state, **kwargs), "await chart.run(...)")
 
-    def resume_sync(self, checkpoint: Mapping[str, Any], answer: Any = None, **kwargs: Any) -> FlowResult:
+    def resume_sync(
+        self, checkpoint: Mapping[str, Any] | FlowCheckpoint, answer: Any = None, **kwargs: Any
+    ) -> FlowResult:
         """Blocking twin of :meth:`resume`."""
         return run_sync(self.resume(checkpoint, answer, **kwargs), "await chart.resume(...)")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field
 
 from agentfootprint.errors import AgentFootprintError
-from agentfootprint.flow._frozen import thaw
+from agentfootprint.flow import thaw
 from agentfootprint.flow.redaction import REDACTED, Redactor
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from agentfootprint.agent._seal import CheckpointSealError, SealKey, check_seal, seal_key
+from agentfootprint.flow import CheckpointSealError, SealKey, check_seal, seal_key
 from agentfootprint.hosting.refusal import HostingConfigError
 from agentfootprint.hosting.sessions import PauseRecord, ThreadRecord
 

@@ -37,13 +37,12 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from agentfootprint.agent._seal import SealKey
 from agentfootprint.agent.agent import Agent, load_conversation, load_pause_checkpoint
 from agentfootprint.agent.consent import check_in_approved, check_in_declined
 from agentfootprint.agent.models import RunResult
 from agentfootprint.errors import AgentFootprintError, validation_field
 from agentfootprint.explain.recording import InvalidRecordingError, recording_of
-from agentfootprint.flow import InvalidCheckpointError
+from agentfootprint.flow import InvalidCheckpointError, SealKey
 from agentfootprint.hosting._body import DEFAULT_MAX_BODY_BYTES, check_content_length, parse_json_body, read_body_capped
 from agentfootprint.hosting._host_seal import host_key, open_record, seal_record
 from agentfootprint.hosting.limits import Admission, AdmissionLimits, Ticket
