@@ -262,32 +262,44 @@ class PooledSearch:
                 return None
         members: list[str] = []
         last: Check | None = None
+        fixed: list[str] | None = None  # a set to judge as it is (a member the search misjudged was dropped)
+        first_t, first_h = t, h
         for _ in range(MAX_ATTEMPTS):
+            if h > len(t.order) and t is not first_t:  # no further member: the first pick was noise after all
+                t, members = first_t, []
+                for _ in range(2):
+                    await t.ask(first_h)
+                    await t.ask(first_h - 1)
+                h = await self._resume(t, RECHECK_POSTERIOR)
+                first_h = h
             if h > len(t.order):
                 return last
-            candidate = members + ([t.order[h - 1]] if h >= 1 else [])
+            candidate = fixed if fixed is not None else members + ([t.order[h - 1]] if h >= 1 else [])
             if not candidate:
                 return last
             (last,) = await self.confirmer.check([frozenset(candidate)])
             if last.verdict == "confirmed" and last.minimal:
                 return last
             if last.majority and any(last.still_flips):  # a member the search misjudged: drop it, judge again
-                members = [m for m, s in zip(sorted(last.arm), last.still_flips, strict=True) if not s]
-                h = 0
+                fixed = [m for m, s in zip(sorted(last.arm), last.still_flips, strict=True) if not s]
                 continue
             if last.majority:
-                members, h = candidate, 0  # it flipped, not enough to prove it: judge it again on fresh seeds
-                continue
-            if h == 0 or h > len(t.order):
+                continue  # it flipped, not enough to prove it: judge it again on fresh seeds
+            if fixed is not None:
                 return last
-            again = await self._resume(t, RECHECK_POSTERIOR)  # noise, or a set that needs one more member?
+            # noise, or a set that needs one more member? ask the two prefixes that decide it again
+            await t.ask(h)
+            await t.ask(h - 1 if h >= 1 else min(1, len(t.order)))
+            again = await self._resume(t, RECHECK_POSTERIOR)
             if again != h:
                 h = again
                 continue
+            if h == 0:
+                return last
             members, prefix = candidate, t.order[: h - 1]
             if not prefix:
                 return last
-            t = await self._bisect(frozenset(members), prefix, 0.05, 0.05)
+            t = await self._bisect(frozenset(members), prefix, 0.01, 0.05)
             h = t.best()
         self.out.stopped_early = True
         return last

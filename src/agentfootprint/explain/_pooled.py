@@ -130,12 +130,15 @@ class Transition:
             best = max(range(len(post)), key=lambda j: (post[j], -j))
             if post[best] >= stop or self.queries >= budget:
                 return best
-            t = self._median(post)
-            flipped = await self.oracle.one(self.background | frozenset(self.order[:t]))
-            self.queries += 1
-            for j in range(len(self.mismatch)):
-                if (j <= t) != flipped:
-                    self.mismatch[j] += 1
+            await self.ask(self._median(post))
+
+    async def ask(self, t: int) -> None:
+        """One rerun of the prefix of length ``t``; every hypothesis it contradicts counts one mismatch more."""
+        flipped = await self.oracle.one(self.background | frozenset(self.order[:t]))
+        self.queries += 1
+        for j in range(len(self.mismatch)):
+            if (j <= t) != flipped:
+                self.mismatch[j] += 1
 
 
 def question_budget(n: int, noise: float) -> int:
