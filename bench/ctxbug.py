@@ -1,10 +1,13 @@
 """Planted context bugs: does localization name the exact culprit sets, and at what cost in reruns?
 
-Each instance is an agent with 5-100 ablatable sources and one or two planted culprits (a single culprit, a
-redundant pair where either one misleads, a conjunctive pair where both are needed), of every kind: fact,
-instruction, skill, memory entry, RAG chunk, tool result. The scripted model answers only from what it receives
-(the planted markers it can see, and the request's seed for its noise: 0 %, 10 % or 20 % of answers flipped).
-Group search is scored against one-at-a-time ablation over all sources.
+Each instance is an agent with 5-150 ablatable sources and planted culprits of every kind (fact, instruction,
+skill, memory entry, RAG chunk, tool result): a single culprit, a redundant pair where either one misleads, a
+conjunctive pair where both are needed, three sources that mislead by a 2-of-3 vote, a culprit next to a removable
+policy that carries the right answer (removing everything does not flip), and no culprit at all (the wrong answer
+was the model's rare noisy one, or the model is wrong whatever its context says). The scripted model answers only from what it receives (the planted markers it can see, and
+the request's seed for its noise: 0-30 % of answers flipped). Culprit wording varies over templates, some sharing
+no word with the answer. The library's defaults (only ``outcome_changed``) are scored, and a ContextCite-style
+surrogate (random keep-1/2 masks, a Lasso fit of the flip on the ablation mask) at 32 and 64 reruns on the same bugs.
 
 Run: ``python bench/ctxbug.py`` (``--quick`` for a smaller suite, ``--local`` adds the llama.cpp model)."""
 
@@ -32,9 +35,16 @@ from agentfootprint.identity import Identity
 from agentfootprint.providers import LLMRequest, mock
 
 KINDS = ("fact", "instruction", "skill", "memory", "rag", "tool")
-PATTERNS = ("single", "redundant", "conjunctive")
-SIZES = (5, 20, 50, 100)
-NOISES = (0.0, 0.1, 0.2)
+PATTERNS = ("single", "redundant", "conjunctive", "votes", "masking", "none", "nocause")
+SIZES = (5, 20, 50, 100, 150)
+NOISES = (0.0, 0.1, 0.2, 0.3)
+TEMPLATES = (
+    "Exception code {m} is on file for this case.",
+    "Per memo {m}, the account is flagged for priority handling.",
+    "Reference {m}: regional lead signed off last quarter.",
+    "Ticket {m} notes the customer called twice about it.",
+)
+POLICY = "Hard rule: cases outside the window are always declined."
 WORDS = (
     "ledger shipment invoice warehouse courier pallet tariff voucher rebate quota audit bracket clause carrier "
     "freight manifest dossier roster ticket batch window channel region tier segment cohort archive folio"
@@ -98,7 +108,16 @@ def scripted(markers: tuple[str, ...], pattern: str, noise: float, skill_id: str
             return {"tool_calls": [{"id": "c1", "name": "crm", "args": {"case": 17}}]}
         seen = req.system_prompt + "\n" + "\n".join(m.content for m in req.messages)
         present = [m in seen for m in markers]
-        wrong = all(present) if pattern == "conjunctive" else any(present)
+        if pattern == "conjunctive":
+            wrong = all(present)
+        elif pattern == "votes":
+            wrong = sum(present) >= 2
+        elif pattern == "masking":  # without the policy the model approves anyway
+            wrong = any(present) or POLICY not in seen
+        elif pattern == "nocause":  # the model is wrong whatever the context says
+            wrong = True
+        else:
+            wrong = any(present)
         if _noise_hit(noise, req.seed, seen):
             wrong = not wrong
         return WRONG if wrong else RIGHT
@@ -114,6 +133,9 @@ def build_instance(index: int, pattern: str, kinds: tuple[str, ...], size: int, 
     """An agent with ``size`` ablatable sources, of which ``kinds`` (one or two) are planted culprits."""
     rng = random.Random(index * 7919 + size)
     markers = tuple(f"kx{rng.randrange(10**6):06d}q{j}" for j in range(len(kinds)))
+    if pattern in ("none", "nocause"):
+        kinds = ()
+        markers = ()
     culprit_ids: list[str] = []
     # fixed sources: one skill (always read), the CRM tool (always called); the rest is filled with context
     skill_id = "playbook"
@@ -127,7 +149,7 @@ def build_instance(index: int, pattern: str, kinds: tuple[str, ...], size: int, 
     planted_by_slot: dict[str, list[str]] = {}
     for j, kind in enumerate(kinds):
         marker = markers[j]
-        text = f"Exception code {marker} is on file for this case."
+        text = TEMPLATES[(index + j) % len(TEMPLATES)].format(m=marker)
         if kind == "skill" and skill_id not in planted_by_slot.get("skill", []):
             skill_body += f" {text}"
             culprit_ids.append(skill_id)
@@ -153,6 +175,9 @@ def build_instance(index: int, pattern: str, kinds: tuple[str, ...], size: int, 
             )
             culprit_ids.append(cid)
             remaining -= 1
+    if pattern == "masking":
+        injections.append(define_instruction(id="policy-window", prompt=POLICY))
+        remaining -= 1
     filler_kinds = list(FILLER_KINDS)
     for k in range(max(0, remaining)):
         kind = filler_kinds[k % len(filler_kinds)]
@@ -189,8 +214,12 @@ def build_instance(index: int, pattern: str, kinds: tuple[str, ...], size: int, 
         found = list(chunks)
         builder = builder.rag(define_rag(id="kb", retriever=lambda q: found, k=len(found)))
     agent = builder.build()
-    if pattern == "conjunctive":
+    if pattern in ("conjunctive", "masking"):
         expected = {frozenset([c]) for c in culprit_ids}
+    elif pattern == "votes":
+        expected = {frozenset([a, b]) for a in culprit_ids for b in culprit_ids if a < b}
+    elif pattern in ("none", "nocause"):
+        expected = set()
     else:
         expected = {frozenset(culprit_ids)}
     return Planted(index, pattern, kinds, size, noise, tuple(culprit_ids), expected, agent)
@@ -199,7 +228,7 @@ def build_instance(index: int, pattern: str, kinds: tuple[str, ...], size: int, 
 async def plant(index: int, pattern: str, kinds: tuple[str, ...], size: int, noise: float) -> Planted:
     """Build the instance and run it once with a seed whose answer is the wrong one (the bug a user saw)."""
     inst = build_instance(index, pattern, kinds, size, noise)
-    for seed in range(1000, 1100):
+    for seed in range(1000, 3000):
         result = await inst.agent.run(QUESTION, identity=WHO, seed=seed)
         if "APPROVED" in (result.answer or ""):
             inst.seed = seed
@@ -208,13 +237,17 @@ async def plant(index: int, pattern: str, kinds: tuple[str, ...], size: int, noi
 
 
 def suite(quick: bool) -> list[tuple[str, tuple[str, ...], int, float]]:
-    """Every pattern x culprit kind x size x noise (216 instances; ``quick`` keeps one size per cell)."""
+    """Every pattern x culprit kinds x size x noise (``quick`` keeps one size per cell, and no-culprit cases at
+    5 % noise too: a rare noisy wrong answer)."""
     specs: list[tuple[str, tuple[str, ...], int, float]] = []
+    widths = {"single": 1, "redundant": 2, "conjunctive": 2, "votes": 3, "masking": 1, "none": 1, "nocause": 1}
     for p_i, pattern in enumerate(PATTERNS):
-        for k_i, kind in enumerate(KINDS):
-            kinds = (kind,) if pattern == "single" else (kind, KINDS[(k_i + 1 + p_i) % len(KINDS)])
+        for k_i in range(len(KINDS)):
+            kinds = tuple(KINDS[(k_i + j * (1 + p_i)) % len(KINDS)] for j in range(widths[pattern]))
+            kinds = kinds if len(set(kinds)) == len(kinds) else tuple(KINDS[(k_i + j) % len(KINDS)] for j in
+                                                                      range(widths[pattern]))  # fmt: skip
             for s_i, size in enumerate(SIZES):
-                for noise in NOISES:
+                for noise in (0.05, *NOISES[1:]) if pattern == "none" else NOISES:
                     if quick and s_i != (k_i + p_i) % len(SIZES):
                         continue
                     specs.append((pattern, kinds, size, noise))
@@ -225,23 +258,73 @@ def confirmed_sets(report: LocalizationReport) -> list[frozenset[str]]:
     return [frozenset(c.ids) for c in report.culprit_sets if c.verdict == "confirmed"]
 
 
-async def localize(inst: Planted, search: str) -> LocalizationReport:
-    return await localize_context_bug(
-        inst.agent,
-        samples=SAMPLES,
-        max_samples=MAX_SAMPLES if inst.noise > 0 else None,
-        max_suspects=None,
-        search=search,  # type: ignore[arg-type]
-        outcome_changed=flipped,
-        progress=False,
-    )
+async def localize(inst: Planted) -> LocalizationReport:
+    """The library's defaults: only ``outcome_changed`` is given."""
+    return await localize_context_bug(inst.agent, outcome_changed=flipped, progress=False)
+
+
+def lasso(x: Any, y: Any, lam: float, sweeps: int = 200) -> Any:
+    """Coordinate-descent Lasso (centred, with an intercept): ContextCite's sparse linear surrogate."""
+    import numpy as np
+
+    xm, ym = x.mean(axis=0), y.mean()
+    xc, yc = x - xm, y - ym
+    n, d = xc.shape
+    w = np.zeros(d)
+    norms = (xc**2).sum(axis=0) / n
+    resid = yc.copy()
+    for _ in range(sweeps):
+        moved = 0.0
+        for j in range(d):
+            if norms[j] == 0:
+                continue
+            rho = xc[:, j] @ resid / n + norms[j] * w[j]
+            new = np.sign(rho) * max(abs(rho) - lam, 0.0) / norms[j]
+            if new != w[j]:
+                resid -= xc[:, j] * (new - w[j])
+                moved = max(moved, abs(new - w[j]))
+                w[j] = new
+        if moved < 1e-6:
+            break
+    return w
+
+
+async def surrogate(inst: Planted, ids: list[str], budget: int) -> set[frozenset[str]]:
+    """ContextCite-style: ``budget`` reruns with each source kept with probability 1/2, a Lasso fit of the flip on
+    the ablation mask; the sources with a clearly positive weight are read as culprits (one set per source, or
+    one set when the weights say they act only together is not something a linear score can tell)."""
+    import numpy as np
+
+    from agentfootprint.explain.localize import rerun_answer
+
+    rng = random.Random(inst.index * 31 + budget)
+    masks, flips = [], []
+    original = "APPROVED"
+    for b in range(budget):
+        ablated = [sid for sid in ids if rng.random() < 0.5]
+        answer = await rerun_answer(inst.agent, 50_000 + b, ablated)
+        masks.append([1.0 if sid in ablated else 0.0 for sid in ids])
+        flips.append(1.0 if flipped(original, answer) else 0.0)
+    w = lasso(np.array(masks), np.array(flips), lam=0.01 * max(1.0, np.log(len(ids))))
+    top = float(w.max()) if len(w) else 0.0
+    chosen = [ids[j] for j in range(len(ids)) if w[j] >= max(0.2, 0.5 * top)]
+    return {frozenset([c]) for c in chosen}
+
+
+def surrogate_exact(inst: Planted, found: set[frozenset[str]]) -> bool:
+    """Generous to the surrogate: its chosen sources need only cover exactly the culprits' members (a linear score
+    cannot say whether they act alone, together or by vote)."""
+    members = {m for s in inst.expected for m in s}
+    return {m for s in found for m in s} == members
 
 
 def score(inst: Planted, report: LocalizationReport) -> dict[str, Any]:
     found = confirmed_sets(report)
     false = [sorted(s) for s in found if s not in inst.expected]
+    members = {m for s in inst.expected for m in s}
     return {
         "exact": set(found) == inst.expected and len(found) == len(inst.expected),
+        "non_culprit_confirmed": any(not (s <= members) for s in found),
         "top1": bool(found) and found[0] in inst.expected,
         "confirmed": len(found),
         "false": len(false),
@@ -250,24 +333,32 @@ def score(inst: Planted, report: LocalizationReport) -> dict[str, Any]:
     }
 
 
-async def run_mock(quick: bool, single_every: int) -> dict[str, Any]:
+async def run_mock(quick: bool, budgets: tuple[int, ...] = (32, 64)) -> dict[str, Any]:
     rows: list[dict[str, Any]] = []
     started = time.perf_counter()
     for index, (pattern, kinds, size, noise) in enumerate(suite(quick)):
         inst = await plant(index, pattern, kinds, size, noise)
-        group = await localize(inst, "group")
+        t0 = time.perf_counter()
+        report = await localize(inst)
         row = {
             "index": index,
             "pattern": pattern,
             "kinds": list(kinds),
-            "sources": group.sources_considered,
+            "sources": report.sources_considered,
+            "size": size,
             "noise": noise,
             "expected": sorted(sorted(s) for s in inst.expected),
-            "group": score(inst, group),
-            "flags": group.honesty_flags,
+            "group": score(inst, report),
+            "flags": report.honesty_flags,
+            "seconds": round(time.perf_counter() - t0, 3),
         }
-        if index % single_every == 0 or (size == 100 and pattern == "single"):
-            row["single"] = score(inst, await localize(inst, "single"))
+        ids = sorted(inst.agent.ablatable_ids())
+        for budget in budgets:
+            found = await surrogate(inst, ids, budget)
+            row[f"surrogate_{budget}"] = {
+                "exact": surrogate_exact(inst, found),
+                "found": sorted(sorted(f) for f in found),
+            }
         rows.append(row)
     return {"rows": rows, "elapsed_s": round(time.perf_counter() - started, 2)}
 
@@ -277,42 +368,46 @@ def _rate(rows: list[dict[str, Any]], arm: str, key: str) -> float:
     return round(sum(1 for h in hits if h) / len(hits), 4) if hits else float("nan")
 
 
+def _median(rows: list[dict[str, Any]]) -> float | None:
+    return statistics.median(r["group"]["reruns"] for r in rows) if rows else None
+
+
 def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    confirmed = sum(r["group"]["confirmed"] for r in rows)
-    false = sum(r["group"]["false"] for r in rows)
     by: dict[str, Any] = {}
-    for key, values in (("pattern", PATTERNS), ("noise", NOISES)):
+    for key, values in (("pattern", PATTERNS), ("noise", (*NOISES, 0.05)), ("size", SIZES)):
         for v in values:
             sub = [r for r in rows if r[key] == v]
-            by[f"{key}={v}"] = {"n": len(sub), "exact": _rate(sub, "group", "exact")}
+            if sub:
+                by[f"{key}={v}"] = {
+                    "n": len(sub),
+                    "exact": _rate(sub, "group", "exact"),
+                    "surrogate_32": _rate(sub, "surrogate_32", "exact"),
+                    "surrogate_64": _rate(sub, "surrogate_64", "exact"),
+                    "reruns_median": _median(sub),
+                }
     for kind in KINDS:
         sub = [r for r in rows if kind in r["kinds"]]
         by[f"kind={kind}"] = {"n": len(sub), "exact": _rate(sub, "group", "exact")}
-    paired = [r for r in rows if "single" in r]
-    ratio = [r["group"]["reruns"] / r["single"]["reruns"] for r in paired if r["single"]["reruns"]]
-    hundred = [r for r in paired if r["sources"] >= 100 and r["pattern"] == "single"]
-    hundred_clean = [r for r in hundred if r["noise"] == 0]
+    at100 = [r for r in rows if r["size"] == 100]
+    one = [r for r in at100 if r["pattern"] == "single"]
+    pairs = [r for r in at100 if r["pattern"] in ("redundant", "conjunctive")]
+    none = [r for r in rows if r["pattern"] in ("none", "nocause")]
     return {
         "instances": len(rows),
         "exact_culprit_set_accuracy": _rate(rows, "group", "exact"),
-        "top1_accuracy": _rate(rows, "group", "top1"),
-        "false_confirmation_rate": round(false / confirmed, 4) if confirmed else 0.0,
-        "false_confirmations": false,
-        "confirmed_sets": confirmed,
+        "instances_with_a_non_culprit_confirmed": round(
+            sum(1 for r in rows if r["group"]["non_culprit_confirmed"]) / len(rows), 4
+        ),
+        "no_culprit_clean": round(sum(1 for r in none if r["group"]["confirmed"] == 0) / len(none), 4)
+        if none
+        else None,
+        "surrogate_32_exact": _rate(rows, "surrogate_32", "exact"),
+        "surrogate_64_exact": _rate(rows, "surrogate_64", "exact"),
+        "reruns_median_100_single_noise0": _median([r for r in one if r["noise"] == 0]),
+        "reruns_median_100_single_noise_0.1_0.2": _median([r for r in one if r["noise"] in (0.1, 0.2)]),
+        "reruns_median_100_pairs": _median(pairs),
+        "reruns_median_100_pairs_noise_0.1_0.2": _median([r for r in pairs if r["noise"] in (0.1, 0.2)]),
         "group_reruns_mean": round(statistics.mean(r["group"]["reruns"] for r in rows), 1),
-        "single_reruns_mean": round(statistics.mean(r["single"]["reruns"] for r in paired), 1) if paired else None,
-        "single_exact_accuracy": _rate(paired, "single", "exact"),
-        "group_vs_single_reruns_mean_ratio": round(statistics.mean(ratio), 4) if ratio else None,
-        "group_vs_single_reruns_100_sources_one_culprit": round(
-            statistics.mean(r["group"]["reruns"] / r["single"]["reruns"] for r in hundred), 4
-        )
-        if hundred
-        else None,
-        "group_vs_single_reruns_100_sources_one_culprit_noise0": round(
-            statistics.mean(r["group"]["reruns"] / r["single"]["reruns"] for r in hundred_clean), 4
-        )
-        if hundred_clean
-        else None,
         "by": by,
     }
 
@@ -354,23 +449,33 @@ async def timing(latency: float = 0.05) -> dict[str, Any]:
 
 
 async def main(quick: bool = False, local: bool = False) -> dict[str, Any]:
-    mocked = await run_mock(quick, single_every=3 if quick else 6)
+    mocked = await run_mock(quick)
     summary = summarize(mocked["rows"])
     time_100 = await timing()
     ratios = {
         "ctxbug.exact_culprit_set_accuracy": summary["exact_culprit_set_accuracy"],
-        "ctxbug.false_confirmation_rate": summary["false_confirmation_rate"],
-        "ctxbug.group_vs_single_reruns_100_one_culprit": summary["group_vs_single_reruns_100_sources_one_culprit"],
+        "ctxbug.non_culprit_confirmed_rate": summary["instances_with_a_non_culprit_confirmed"],
+        "ctxbug.no_culprit_clean": summary["no_culprit_clean"],
+        "ctxbug.noisy_reruns_100_single": summary["reruns_median_100_single_noise_0.1_0.2"],
+        "ctxbug.noiseless_reruns_100_single": summary["reruns_median_100_single_noise0"],
+        "ctxbug.reruns_100_pairs": summary["reruns_median_100_pairs"],
+        "ctxbug.vs_contextcite_at_32": round(summary["exact_culprit_set_accuracy"] - summary["surrogate_32_exact"], 4),
+        "ctxbug.vs_contextcite_at_64": round(summary["exact_culprit_set_accuracy"] - summary["surrogate_64_exact"], 4),
         "ctxbug.localize_100_vs_run": time_100["ratio"],
     }
     targets = {
         "ctxbug.exact_culprit_set_accuracy": (">=", 0.95),
-        "ctxbug.false_confirmation_rate": ("<=", 0.01),
-        "ctxbug.group_vs_single_reruns_100_one_culprit": ("<=", 0.25),
+        "ctxbug.non_culprit_confirmed_rate": ("<=", 0.01),
+        "ctxbug.no_culprit_clean": (">=", 1.0),
+        "ctxbug.noisy_reruns_100_single": ("<=", 64),
+        "ctxbug.noiseless_reruns_100_single": ("<=", 14),
+        "ctxbug.reruns_100_pairs": ("<=", 96),
+        "ctxbug.vs_contextcite_at_32": (">", 0.0),
+        "ctxbug.vs_contextcite_at_64": (">", 0.0),
         "ctxbug.localize_100_vs_run": ("<=", 10.0),
     }
     within = {
-        k: (ratios[k] is not None and (ratios[k] >= t if op == ">=" else ratios[k] <= t))
+        k: ratios[k] is not None and (ratios[k] >= t if op == ">=" else ratios[k] > t if op == ">" else ratios[k] <= t)
         for k, (op, t) in targets.items()
     }
     payload: dict[str, Any] = {
@@ -394,8 +499,4 @@ if __name__ == "__main__":
     result = asyncio.run(main(quick=quick, local="--local" in sys.argv))
     path = write_results("ctxbug", result)
     s = result["summary"]
-    print(
-        f"ctxbug: {s['instances']} instances, exact {s['exact_culprit_set_accuracy']}, top-1 {s['top1_accuracy']}, "
-        f"false {s['false_confirmation_rate']}, reruns group/single {s['group_vs_single_reruns_mean_ratio']}; "
-        f"{result['ratios']} -> {path}"
-    )
+    print(f"ctxbug: {s['instances']} instances; {result['ratios']}; within {result['within_target']} -> {path}")
