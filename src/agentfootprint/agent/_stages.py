@@ -14,6 +14,7 @@ from agentfootprint.agent._clock import clock_for
 from agentfootprint.agent._limits import WRAP_UP_INSTRUCTION, EmptyAnswerWarning, empty_answer_line
 from agentfootprint.agent._run import AgentRun
 from agentfootprint.agent._run_config import RunConfig, RunConfigContext, resolve_run_config
+from agentfootprint.agent._run_input import TurnInput
 from agentfootprint.agent.config import READ_SKILL, AgentConfig
 from agentfootprint.agent.extension import InputRefusedError
 from agentfootprint.agent.turn import HistoryEntry, ModelCallRecord, ModelReply, ToolCallRecord, Turn, UsageTotal
@@ -155,6 +156,7 @@ class Stages:
     async def seed(self, scope: Scope) -> None:
         run = self.run_of(scope)
         turn = Turn(scope)
+        passed_time: dict[str, Any] | None = None  # a member's turn keeps the builder's zone and its own start
         if run.mounted:  # a composition member: the message comes from the mount, the run from the composition
             await run.each("before_run")
             message = await self._let_in(run, turn, turn.member_message)
@@ -168,28 +170,26 @@ class Stages:
             turn.user_message = message
             turn.history = [{"role": "user", "content": message}]
         else:
-            args = scope.args
+            given = TurnInput.from_args(scope.args)
             for ext in self.config.hooks.restore:
                 if ext.name in run.continued:
                     await ext.restore(run.ctx(ext, turn), run.continued[ext.name])
-            message = await self._let_in(run, turn, args["message"])
+            message = await self._let_in(run, turn, given.message)
             turn.run = {
-                "run_id": args["run_id"],
+                "run_id": given.run_id,
                 "agent": self.config.name,
-                "session_id": args.get("session_id"),
-                "identity": args.get("identity"),
+                "session_id": given.session_id,
+                "identity": given.identity,
             }
             turn.user_message = message
-            if args.get("history_complete"):
-                turn.history = list(args["history"])
-            else:
-                turn.history = [*args.get("history", ()), {"role": "user", "content": message}]
-            if args.get("folded"):  # what earlier summaries stand for travels with the conversation
-                turn.folded_spans = list(args["folded"])
-            if args.get("window_measure"):
-                turn.window_measure = args["window_measure"]
+            turn.history = given.opening_history(message)
+            if given.folded:  # what earlier summaries stand for travels with the conversation
+                turn.folded_spans = list(given.folded)
+            if given.window_measure:
+                turn.window_measure = given.window_measure
+            passed_time = given.time
         if self.config.time_enabled:  # the turn's clock: read at the door, or the builder's zone and the start
-            turn.clock = clock_for(None if run.mounted else scope.args.get("time"), self.config.time_zone)
+            turn.clock = clock_for(passed_time, self.config.time_zone)
             run.tool_services["clock"] = thaw(turn.clock)
         if self.config.run_config is not None:
             turn.run_config = await resolve_run_config(
