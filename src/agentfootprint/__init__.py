@@ -2,7 +2,8 @@
 
 from typing import TYPE_CHECKING
 
-from agentfootprint import _wiring  # noqa: F401  (registers the extensions above the agent)
+from agentfootprint._features import ExtensionFactory as _ExtensionFactory
+from agentfootprint._features import install_features as _install_features
 from agentfootprint._lazy import lazy_exports as _lazy_exports
 from agentfootprint._version import __version__ as __version__
 
@@ -223,3 +224,129 @@ __getattr__, __dir__ = _lazy_exports(
         "UnsupportedValuesError": "agentfootprint.honesty.evidence",
     },
 )
+
+
+if TYPE_CHECKING:  # the features the agent's builder constructs, loaded by _Features only when asked for
+    from agentfootprint.extensions.answer_contract import AnswerContract as _AnswerContract
+    from agentfootprint.extensions.artifacts import Artifacts as _Artifacts
+    from agentfootprint.extensions.credentials import Credentials as _Credentials
+    from agentfootprint.extensions.declared_structure import DeclaredStructure as _DeclaredStructure
+    from agentfootprint.extensions.integrity import Integrity as _Integrity
+    from agentfootprint.extensions.middleware import MessageMiddlewareChain as _MessageMiddlewareChain
+    from agentfootprint.extensions.middleware import ToolMiddlewareChain as _ToolMiddlewareChain
+    from agentfootprint.extensions.receipts import Receipts as _Receipts
+    from agentfootprint.extensions.reliability import Reliability as _Reliability
+    from agentfootprint.extensions.skill_graph import SkillGraphWalker as _SkillGraphWalker
+    from agentfootprint.extensions.skill_visibility import SkillVisibility as _SkillVisibility
+    from agentfootprint.extensions.tool_provider import ToolProviders as _ToolProviders
+    from agentfootprint.extensions.tool_sessions import ToolSessions as _ToolSessions
+    from agentfootprint.honesty.extension import EvidenceGate as _EvidenceGate
+    from agentfootprint.honesty.extension import Honesty as _Honesty
+    from agentfootprint.honesty.extension import SelfExplain as _SelfExplain
+
+
+class _Features:
+    """The composition root's answer to ``agentfootprint._features.Features``: each feature class where it lives,
+    imported on first ask, and the default list every agent gets (honesty, tool sessions, receipts)."""
+
+    def defaults(self) -> "tuple[_ExtensionFactory, ...]":
+        return (self.honesty, self.tool_sessions, self.receipts)
+
+    @property
+    def honesty(self) -> "type[_Honesty]":
+        from agentfootprint.honesty.extension import Honesty
+
+        return Honesty
+
+    @property
+    def evidence_gate(self) -> "type[_EvidenceGate]":
+        from agentfootprint.honesty.extension import EvidenceGate
+
+        return EvidenceGate
+
+    @property
+    def self_explain(self) -> "type[_SelfExplain]":
+        from agentfootprint.honesty.extension import SelfExplain
+
+        return SelfExplain
+
+    @property
+    def tool_sessions(self) -> "type[_ToolSessions]":
+        from agentfootprint.extensions.tool_sessions import ToolSessions
+
+        return ToolSessions
+
+    @property
+    def receipts(self) -> "type[_Receipts]":
+        from agentfootprint.extensions.receipts import Receipts
+
+        return Receipts
+
+    @property
+    def message_middleware(self) -> "type[_MessageMiddlewareChain]":
+        from agentfootprint.extensions.middleware import MessageMiddlewareChain
+
+        return MessageMiddlewareChain
+
+    @property
+    def tool_middleware(self) -> "type[_ToolMiddlewareChain]":
+        from agentfootprint.extensions.middleware import ToolMiddlewareChain
+
+        return ToolMiddlewareChain
+
+    @property
+    def tool_providers(self) -> "type[_ToolProviders]":
+        from agentfootprint.extensions.tool_provider import ToolProviders
+
+        return ToolProviders
+
+    @property
+    def reliability(self) -> "type[_Reliability]":
+        from agentfootprint.extensions.reliability import Reliability
+
+        return Reliability
+
+    @property
+    def credentials(self) -> "type[_Credentials]":
+        from agentfootprint.extensions.credentials import Credentials
+
+        return Credentials
+
+    @property
+    def artifacts(self) -> "type[_Artifacts]":
+        from agentfootprint.extensions.artifacts import Artifacts
+
+        return Artifacts
+
+    @property
+    def integrity(self) -> "type[_Integrity]":
+        from agentfootprint.extensions.integrity import Integrity
+
+        return Integrity
+
+    @property
+    def skill_visibility(self) -> "type[_SkillVisibility]":
+        from agentfootprint.extensions.skill_visibility import SkillVisibility
+
+        return SkillVisibility
+
+    @property
+    def skill_graph(self) -> "type[_SkillGraphWalker]":
+        from agentfootprint.extensions.skill_graph import SkillGraphWalker
+
+        return SkillGraphWalker
+
+    @property
+    def answer_contract(self) -> "type[_AnswerContract]":
+        from agentfootprint.extensions.answer_contract import AnswerContract
+
+        return AnswerContract
+
+    @property
+    def declared_structure(self) -> "type[_DeclaredStructure]":
+        from agentfootprint.extensions.declared_structure import DeclaredStructure
+
+        return DeclaredStructure
+
+
+_install_features(_Features())

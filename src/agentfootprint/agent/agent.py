@@ -73,7 +73,14 @@ from agentfootprint.agent.errors import (
     UnknownSourceError,
     as_run_checkpoint_error,
 )
-from agentfootprint.agent.extension import Extension, InputRefusedError, RunOutcome
+from agentfootprint.agent.extension import (
+    AnswersFromRecord,
+    ChecksAnswerValues,
+    Extension,
+    HoldsArtifactStore,
+    InputRefusedError,
+    RunOutcome,
+)
 from agentfootprint.agent.member_run import resolve_parent_run
 from agentfootprint.agent.models import AgentPauseCheckpoint, ConversationCheckpoint, RunResult, StoppedEarly
 from agentfootprint.agent.voice import Voice
@@ -1165,54 +1172,52 @@ class Agent:
         policy = self.config.redaction
         return {"keys": sorted(policy.keys), "patterns": list(policy.patterns)}
 
-    # -- answer honesty: thin doors onto the honesty extensions ----------------------------------------------------
-    def _door(self, extension: str, method: str) -> Callable[..., Any] | None:
-        """``method`` of the extension used under ``extension`` when it answers that door, else None."""
-        fn = getattr(self.config.extension(extension), method, None)
-        return fn if callable(fn) else None
+    # -- answer honesty: doors onto the extensions that answer from the record (found by capability) --------------
+    def _honesty(self) -> AnswersFromRecord | None:
+        return next((e for e in self.config.extensions if isinstance(e, AnswersFromRecord)), None)
 
     def get_artifact_store(self) -> Any:
         """The artifact store this agent was built with (``.artifacts(store)``), or None."""
-        door = self._door("artifacts", "get_store")
-        return door() if door is not None else None
+        holder = next((e for e in self.config.extensions if isinstance(e, HoldsArtifactStore)), None)
+        return holder.get_store() if holder is not None else None
 
     def unsupported_values(self) -> UnsupportedValues | None:
         """The last answer's names/numbers found in no evidence (None when all were grounded or no gate ran)."""
-        door = self._door("evidence_gate", "unsupported_values")
-        return cast("UnsupportedValues | None", door(self)) if door is not None else None
+        gate = next((e for e in self.config.extensions if isinstance(e, ChecksAnswerValues)), None)
+        return gate.unsupported_values(self) if gate is not None else None
 
     async def assessment(self, *, output_schema: Any = None) -> Assessment | None:
         """The last answer's standing folded from its committed record (None: no run, in flight, or refused)."""
-        door = self._door("honesty", "assessment")
-        if self._in_flight or door is None:
+        honesty = self._honesty()
+        if self._in_flight or honesty is None:
             return None
         schema = output_schema if output_schema is not None else self.config.output_schema
-        return cast("Assessment | None", door(self, schema))
+        return honesty.assessment(self, schema)
 
     def pending_check_in(self) -> CheckInPack | None:
         """The evidence pack of the check-in this agent is paused on (will_do, read, drivers, trail), or None."""
-        door = self._door("honesty", "pending_check_in")
-        return cast("CheckInPack | None", door(self)) if door is not None else None
+        honesty = self._honesty()
+        return honesty.pending_check_in(self) if honesty is not None else None
 
     def can_explain(self) -> bool:
         """Whether self-explain's "why" questions have a completed run to answer from: False for an agent built
         without ``.self_explain()``, and before its first completed turn."""
-        door = self._door("honesty", "can_explain")
-        return bool(door(self)) if door is not None else False
+        honesty = self._honesty()
+        return honesty is not None and honesty.can_explain(self)
 
     def why(self, question: str | None = None) -> Explanation:
         """Answer "why did you say X?" about the last answer from its recording only (no model call)."""
-        return cast("Explanation", self._required("why")(self, question))
+        return self._required("why").why(self, question)
 
     def chat(self) -> RecordedChat:
         """A recorded chat on fresh agents built like this one (send, reason, why, rerun_turn, fork)."""
-        return cast("RecordedChat", self._required("chat")(self))
+        return self._required("chat").chat(self)
 
-    def _required(self, method: str) -> Callable[..., Any]:
-        door = self._door("honesty", method)
-        if door is None:
-            raise AgentBuildError(f"{method}() needs the honesty extension, which this agent was built without")
-        return door
+    def _required(self, door: str) -> AnswersFromRecord:
+        honesty = self._honesty()
+        if honesty is None:
+            raise AgentBuildError(f"{door}() needs the honesty extension, which this agent was built without")
+        return honesty
 
 
 async def _tell_error(run: AgentRun, exc: BaseException) -> None:

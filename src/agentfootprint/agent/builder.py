@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel
 
+from agentfootprint._features import features
 from agentfootprint.agent._clock import builder_zone
 from agentfootprint.agent._limits import read_cost_budget
 from agentfootprint.agent._output import (
@@ -20,11 +22,10 @@ from agentfootprint.agent._output import (
     ensure_output_event_types,
     resolve_fallback,
 )
-from agentfootprint.agent._registry import default_extensions, named_extension
 from agentfootprint.agent._run_config import RunConfigContext
 from agentfootprint.agent.config import AgentConfig
 from agentfootprint.agent.errors import AgentBuildError, InvalidLimitError, OptionUnavailableError
-from agentfootprint.agent.extension import Extension, ExtensionError, check_extension
+from agentfootprint.agent.extension import DuplicateExtensionError, Extension, check_extension
 from agentfootprint.agent.voice import check_app_name, check_templates
 from agentfootprint.context import (
     ContextBudget,
@@ -51,8 +52,23 @@ from agentfootprint.tools import PermissionChecker, Tool, ToolProvider
 
 if TYPE_CHECKING:
     from agentfootprint.agent.agent import Agent
+    from agentfootprint.extensions.answer_contract import AnswerContract
+    from agentfootprint.extensions.declared_structure import DeclaredStructure
 
 _DECLARED = object()
+X = TypeVar("X", bound=Extension)
+R = TypeVar("R")
+
+
+@contextmanager
+def _build_error(code: str | None = None) -> Iterator[None]:
+    """A feature's ``TypeError`` / ``ValueError`` while an option is being set, as an ``AgentBuildError``."""
+    try:
+        yield
+    except AgentBuildError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise AgentBuildError(str(exc), code=code) from None
 
 
 class AgentBuilder:
@@ -63,7 +79,7 @@ class AgentBuilder:
         self._tools: list[Tool] = []
         self._injections: list[Injection] = []
         self._extensions: list[Extension] = []
-        self._declined: set[str] = set()
+        self._receipts = True
         self._output: OutputContract | None = None
         self._recipe_stack: list[str] = []
         self._recipes_applied: list[str] = []
@@ -328,68 +344,74 @@ class AgentBuilder:
         return self.window(strategy)
 
     # -- the extension seam -------------------------------------------------------------------------------------
-    def use(self, extension: Extension) -> AgentBuilder:
-        """Plug an extension in: its tools, hooks around input, model calls, tool calls and the answer, and what
-        it adds to results and checkpoints. Hooks run in ``use()`` order (the first used wraps the others)."""
-        try:
-            ext = check_extension(extension)
-        except ExtensionError as exc:
-            raise AgentBuildError(str(exc)) from None
-        if any(e.name == ext.name for e in self._extensions):
-            raise AgentBuildError(f"an extension named '{ext.name}' is already used on this builder")
-        self._extensions.append(ext)
+    def use(self, *extensions: Extension) -> AgentBuilder:
+        """Plug extension objects in (``.use(Reliability(...), SelfExplain())``): their tools, hooks around input,
+        model calls, tool calls and the answer, and what they add to results and checkpoints. Hooks run in
+        ``use()`` order (the first used wraps the others); one extension per name (``DuplicateExtensionError``)."""
+        checked = [check_extension(ext) for ext in extensions]
+        names = [e.name for e in self._extensions]
+        for ext in checked:
+            if ext.name in names:
+                raise DuplicateExtensionError(
+                    f"an extension named '{ext.name}' is already used on this builder", name=ext.name
+                )
+            names.append(ext.name)
+        self._extensions.extend(checked)
         return self
 
+    def _once(self, option: str, make: Callable[[], Extension]) -> AgentBuilder:
+        """``.use(make())`` for a builder option that takes its extension once (a second call is refused by name)."""
+        with _build_error():
+            ext = make()
+        if any(e.name == ext.name for e in self._extensions):
+            raise AgentBuildError(f"{option}() was already called on this builder")
+        return self.use(ext)
+
+    def _shared(self, kind: type[X]) -> X:
+        """The ``kind`` extension this builder uses, used now when none is: several options fill one object."""
+        found = next((e for e in self._extensions if isinstance(e, kind)), None)
+        if found is None:
+            found = kind()
+            self.use(found)
+        return found
+
+    # -- builder sugar: each option is ``.use()`` of a feature object from the layers above ----------------------
     def names_and_numbers_from_evidence(
         self, posture: Literal["assist", "guard", "rails"] = "assist", *, allow: Iterable[str] = ()
     ) -> AgentBuilder:
         """Check every name and number in the final answer against the run's evidence (assist / guard / rails)."""
-        return self.use(named_extension("evidence_gate", posture=posture, allow=allow))
+        return self.use(features().evidence_gate(posture=posture, allow=allow))
 
     def check_in(self, *, evidence: Literal["standard", "minimal"] = "standard", scorer: Any = None) -> AgentBuilder:
         """How much evidence rides a check-in (consent) pause: ``standard`` (the default, also without this call)
         fills what the run read, what drove the call and the trail; ``minimal`` only what the tool will do.
         ``scorer`` ranks the drivers (``name`` + ``score(source, call)``; default: lexical, no model call)."""
-        if any(e.name == "honesty" for e in self._extensions):
-            raise AgentBuildError("check_in() was already called on this builder")
-        return self.use(named_extension("honesty", evidence=evidence, scorer=scorer))
+        return self._once("check_in", lambda: features().honesty(evidence=evidence, scorer=scorer))
 
     def self_explain(self) -> AgentBuilder:
         """Give the model bounded trace tools over its previous run, so "why did you say X?" reads the record."""
-        if any(e.name == "self_explain" for e in self._extensions):
-            raise AgentBuildError("self_explain() was already called on this builder")
-        return self.use(named_extension("self_explain"))
-
-    # -- builder sugar over named extensions (their modules load only when an agent asks for them) ----------------
-    def _named(self, name: str, **options: Any) -> Any:
-        """The extension used under ``name`` on this builder, created (and used) on first ask."""
-        found = next((e for e in self._extensions if e.name == name), None)
-        if found is None:
-            found = named_extension(name, **options)
-            self.use(found)
-        return found
-
-    def _sugar(self, extension: str, method: str, /, *args: Any, **kwargs: Any) -> AgentBuilder:
-        try:
-            getattr(self._named(extension), method)(*args, **kwargs)
-        except (TypeError, ValueError) as exc:
-            raise AgentBuildError(str(exc)) from None
-        return self
+        return self._once("self_explain", features().self_explain)
 
     def message_middleware(
         self, fn: Any, *, name: str | None = None, phase: Literal["input", "output"] = "input"
     ) -> AgentBuilder:
         """Run ``fn(message, ctx)`` on the user's message before it is committed (``"input"``) or on the answer
         (``"output"``): rewrite it, ``allow(value, why)``, or ``deny(reason)`` (the run is refused)."""
-        return self._sugar("message_middleware", "add", fn, name=name, phase=phase)
+        with _build_error():
+            self._shared(features().message_middleware).add(fn, name=name, phase=phase)
+        return self
 
     def tool_middleware(self, fn: Any, *, name: str | None = None) -> AgentBuilder:
         """Wrap every tool dispatch with ``fn(call, call_next)``, in declaration order (a raising one denies)."""
-        return self._sugar("tool_middleware", "add", fn, name=name)
+        with _build_error():
+            self._shared(features().tool_middleware).add(fn, name=name)
+        return self
 
     def tool_provider(self, provider: ToolProvider) -> AgentBuilder:
         """Offer ``provider``'s tools on every model call beside the static ones (an MCP server, a gated list)."""
-        return self._sugar("tool_providers", "add", provider)
+        with _build_error():
+            self._shared(features().tool_providers).add(provider)
+        return self
 
     def reliability(
         self,
@@ -402,22 +424,16 @@ class AgentBuilder:
     ) -> AgentBuilder:
         """Rules around every model call: ``pre_check`` (continue / fail-fast) and ``post_decide`` (ok / retry /
         retry-other / fallback / fail-fast), with an optional circuit breaker."""
-        if any(e.name == "reliability" for e in self._extensions):
-            raise AgentBuildError("reliability() was already called on this builder")
-        try:
-            self.use(
-                named_extension(
-                    "reliability",
-                    pre_check=list(pre_check),
-                    post_decide=list(post_decide),
-                    circuit_breaker=circuit_breaker,
-                    providers=list(providers),
-                    fallback=fallback,
-                )
-            )
-        except (TypeError, ValueError) as exc:
-            raise AgentBuildError(str(exc)) from None
-        return self
+        return self._once(
+            "reliability",
+            lambda: features().reliability(
+                pre_check=list(pre_check),
+                post_decide=list(post_decide),
+                circuit_breaker=circuit_breaker,
+                providers=list(providers),
+                fallback=fallback,
+            ),
+        )
 
     def credentials(
         self,
@@ -428,17 +444,17 @@ class AgentBuilder:
     ) -> AgentBuilder:
         """Resolve the credential each tool in ``needs`` declares before it runs (``ctx.service("credential")``);
         consent a person must give pauses the run by default, and its URL reaches only the caller."""
-        return self._configure(
+        return self._once(
             "credentials",
-            provider=provider,
-            needs=dict(needs or {}),
-            on_authorization_required=on_authorization_required,
+            lambda: features().credentials(
+                provider=provider, needs=dict(needs or {}), on_authorization_required=on_authorization_required
+            ),
         )
 
     def artifacts(self, store: Any, *, recordings: bool = False, label: str | None = None) -> AgentBuilder:
         """An artifact store (``ctx.service("artifacts")`` in tools, ``agent.get_artifact_store()``); with
         ``recordings=True`` every completed run's recording is filed into it."""
-        return self._configure("artifacts", store=store, recordings=recordings, label=label)
+        return self._once("artifacts", lambda: features().artifacts(store=store, recordings=recordings, label=label))
 
     def integrity(
         self,
@@ -450,28 +466,29 @@ class AgentBuilder:
         external_grounds: Iterable[str] | None = None,
     ) -> AgentBuilder:
         """Context-integrity checks and the one ``integrity.disposition`` event per run (see docs)."""
-        return self._configure(
+        return self._once(
             "integrity",
-            integrity_posture=integrity_posture,
-            notice_empty_lookups=notice_empty_lookups,
-            notice_prior_turn_evidence=notice_prior_turn_evidence,
-            check_column_types=check_column_types,
-            external_grounds=None if external_grounds is None else list(external_grounds),
+            lambda: features().integrity(
+                integrity_posture=integrity_posture,
+                notice_empty_lookups=notice_empty_lookups,
+                notice_prior_turn_evidence=notice_prior_turn_evidence,
+                check_column_types=check_column_types,
+                external_grounds=None if external_grounds is None else list(external_grounds),
+            ),
         )
 
     def record_receipt(self, enabled: bool = True) -> AgentBuilder:
         """Per-call receipts (on by default): ``False`` declines the mint and changes nothing else."""
-        if enabled:
-            self._declined.discard("receipts")
-        else:
-            self._declined.add("receipts")
-            self._extensions = [e for e in self._extensions if e.name != "receipts"]
+        self._receipts = bool(enabled)
+        if not enabled:
+            kind = features().receipts
+            self._extensions = [e for e in self._extensions if not isinstance(e, kind)]
         return self
 
     def skill_visibility(self, checker: Any) -> AgentBuilder:
         """Per-role skill visibility: ``checker(skill_id, ctx)`` hides every skill it does not allow (a raising
         checker hides, it never shows)."""
-        return self._configure("skill_visibility", checker=checker)
+        return self._once("skill_visibility", lambda: features().skill_visibility(checker=checker))
 
     def skill_graph(self, graph: Any, *, continuity: Literal["turn", "conversation"] = "turn") -> AgentBuilder:
         """Route between skills by a declared graph (``skill_graph(skills=..., edges=..., rules=...)``): the turn
@@ -481,79 +498,71 @@ class AgentBuilder:
         for skill in getattr(graph, "skills", ()):
             if skill.id not in present:
                 self._inject(skill, "skill")
-        return self._configure("skill_graph", graph=graph, continuity=continuity)
+        return self._once("skill_graph", lambda: features().skill_graph(graph=graph, continuity=continuity))
 
-    # -- what travels with the answer (the answer_contract extension) -----------------------------------------
-    def _arm(self, method: str, *args: Any, **kwargs: Any) -> AgentBuilder:
-        try:
-            getattr(self._named("answer_contract"), method)(*args, **kwargs)
-        except AgentBuildError:
-            raise
-        except (TypeError, ValueError) as exc:
-            raise AgentBuildError(str(exc), code="ERR_ANSWER_CONTRACT") from None
+    # -- what travels with the answer (one AnswerContract object that each option arms) ------------------------
+    def _arm(self, arm: Callable[[AnswerContract], object]) -> AgentBuilder:
+        with _build_error("ERR_ANSWER_CONTRACT"):
+            arm(self._shared(features().answer_contract))
         return self
 
     def findings(self) -> AgentBuilder:
         """The model files its own standings on its tool results (``file_finding``) and may say what a call is for
         (``_basis``); ``agent.findings()`` reads the ledger (basis, standing, conflict, argument, period rows)."""
-        return self._arm("arm_findings")
+        return self._arm(lambda contract: contract.arm_findings())
 
     def limits_travel_with_the_answer(self) -> AgentBuilder:
         """What tools declared with ``coverage()`` / ``absent()`` travels with the answer: a block appended to a prose
         answer, or data beside a typed one (``agent.answer_coverage()``)."""
-        return self._arm("arm_limits")
+        return self._arm(lambda contract: contract.arm_limits())
 
     def negative_claims(self, *, append: bool = False) -> AgentBuilder:
         """Each ``absent()`` result becomes a library-composed negative statement with its limits
         (``agent.answer_negatives()``); ``append=True`` also appends them to a prose answer."""
-        return self._arm("arm_negatives", append)
+        return self._arm(lambda contract: contract.arm_negatives(append))
 
     def answer_validation(self, *checks: Any, posture: Literal["flag", "block"] = "flag") -> AgentBuilder:
         """Terminal checks on the final answer (``answer_check(id, fn)`` or functions of the answer view);
         ``agent.answer_validation()`` reads the report; ``block`` refuses a failing answer."""
-        return self._arm("arm_validation", checks, posture)
+        return self._arm(lambda contract: contract.arm_validation(checks, posture))
 
     def inputs_layer(self, rules: Mapping[str, Mapping[str, Any]] | None = None) -> AgentBuilder:
         """Honesty layer 2: per tool argument, ``assume(value)`` or ``ask()`` when the model leaves it out; values
         the model sent that the record does not trace are filed too (``argument`` rows in ``findings()``)."""
-        return self._arm("arm_inputs", rules)
+        return self._arm(lambda contract: contract.arm_inputs(rules))
 
     def results_layer(self, periods: Mapping[str, Any] | None = None) -> AgentBuilder:
         """Honesty layer 3: ``period`` rows for results that declare the period they covered (``period()``), and
         ``undeclared`` for a tool named here (``{tool: (from_arg, to_arg)}``) whose result said nothing."""
-        return self._arm("arm_results", periods)
+        return self._arm(lambda contract: contract.arm_results(periods))
 
     def answer_layer(self, *, standing_line: bool | Literal["not-sure", "always"] = False) -> AgentBuilder:
         """Honesty layer 4: the answer's standing folded from its record (``agent.answer_standing()``);
         ``standing_line`` appends one line to a prose answer (``True``: when not sure; ``"always"``)."""
-        return self._arm("arm_standing", standing_line)
+        return self._arm(lambda contract: contract.arm_standing(standing_line))
 
-    # -- declared structure (the declared_structure extension) ------------------------------------------------
-    def _declare(self, method: str, *args: Any) -> Any:
-        try:
-            return getattr(self._named("declared_structure"), method)(*args)
-        except AgentBuildError:
-            raise
-        except (TypeError, ValueError) as exc:
-            raise AgentBuildError(str(exc), code="ERR_DECLARED_STRUCTURE") from None
+    # -- declared structure (one DeclaredStructure object that each option arms) -------------------------------
+    def _declare(self, arm: Callable[[DeclaredStructure], R]) -> R:
+        with _build_error("ERR_DECLARED_STRUCTURE"):
+            return arm(self._shared(features().declared_structure))
 
     def tool_choice(self, classifier: Any, *, serve: Literal["narrow", "hint"] = "narrow") -> AgentBuilder:
         """``classifier(message, tool_names) -> name(s)`` picks the tools for the turn; ``narrow`` offers only those
         (``hint`` offers all); the pick and each call's outcome are recorded under ``tool_choice``."""
-        self._declare("arm_tool_choice", classifier, serve)
+        self._declare(lambda structure: structure.arm_tool_choice(classifier, serve))
         return self
 
     def ontology(self, spec: Mapping[str, Any]) -> AgentBuilder:
         """How the domain's things relate (``{"entities": {...}, "relations": [{from, to, name, via}]}``): frozen,
         recorded once per run as ``ontology``, and read by the model as the ``ontology`` fact (``via`` names a tool
         of the agent, checked at build)."""
-        text = self._declare("arm_ontology", spec)
+        text = self._declare(lambda structure: structure.arm_ontology(spec))
         return self._inject(define_fact(id="ontology", data=text), "fact")
 
     def claims(self, contract: Mapping[str, Mapping[str, str]]) -> AgentBuilder:
         """Which typed answer field claims which settled fact (``{"nav_count": {"entity": "screen2", "field":
         "nav"}}``); checked against tools' ``semantic()`` facts after the run (``agent.claim_checks()``)."""
-        self._declare("arm_claims", contract)
+        self._declare(lambda structure: structure.arm_claims(contract))
         return self
 
     def recipe(self, recipe: Any) -> AgentBuilder:
@@ -579,7 +588,8 @@ class AgentBuilder:
                 close()
             raise AgentBuildError(f"recipe '{recipe.id}' configure returned an awaitable", code="ERR_RECIPE_ASYNC")
         self._recipes_applied.append(recipe.id)
-        self._declare("add_recipe", recipe.row())
+        row = recipe.row()
+        self._declare(lambda structure: structure.add_recipe(row))
         return self
 
     def script_travels_with_the_answer(self, *, code: str | None = None) -> AgentBuilder:
@@ -591,7 +601,7 @@ class AgentBuilder:
                 "a code gate that re-runs the script and matches its output against the answer; scripts here "
                 "travel as the record of what a tool ran, unchecked",
             )
-        self._declare("arm_script")
+        self._declare(lambda structure: structure.arm_script())
         return self
 
     def maps(self, **options: Any) -> AgentBuilder:
@@ -602,20 +612,13 @@ class AgentBuilder:
             "renews them; the skill graph here has a cursor and no engagement lease",
         )
 
-    def _configure(self, name: str, **options: Any) -> AgentBuilder:
-        if any(e.name == name for e in self._extensions):
-            raise AgentBuildError(f"{name}() was already called on this builder")
-        try:
-            self.use(named_extension(name, **options))
-        except (TypeError, ValueError) as exc:
-            raise AgentBuildError(str(exc)) from None
-        return self
-
     def build(self) -> Agent:
         from agentfootprint.agent.agent import Agent
 
-        used = {e.name for e in self._extensions} | self._declined
-        extensions = (*(e for e in default_extensions() if e.name not in used), *self._extensions)
+        used = {e.name for e in self._extensions}
+        declined = () if self._receipts else (features().receipts,)
+        defaults = (check_extension(make()) for make in self._config.default_extensions)
+        extensions = (*(e for e in defaults if e.name not in used and not isinstance(e, declined)), *self._extensions)
         if self._output is not None or self._fallback is not None:
             extensions = (*extensions, self._contract())
         config = replace(

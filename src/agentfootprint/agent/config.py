@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from typing import Any, Literal
 
+from agentfootprint._features import ExtensionFactory, installed_defaults
 from agentfootprint.agent._seal import SealKey
 from agentfootprint.agent.consent import DecisionLedger, process_decision_ledger
 from agentfootprint.agent.extension import Extension
@@ -102,6 +103,9 @@ class AgentConfig:
     observer_queue: int = 10_000
     # the extension seam: features above the agent (honesty, middleware, tool providers) plug in here
     extensions: tuple[Extension, ...] = ()
+    default_extensions: tuple[ExtensionFactory, ...] = field(default_factory=installed_defaults)
+    """What every agent built from this configuration gets unless it uses an extension of the same name (or declines
+    it): one fresh instance each per ``build()``. The composition root fills it (honesty, tool sessions, receipts)."""
     ablated: frozenset[str] = frozenset()
     """Tool names ``without()`` removed: extension tools by these names are not offered either."""
     ablated_results: frozenset[str] = frozenset()

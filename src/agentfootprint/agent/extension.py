@@ -9,8 +9,9 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, runtime_checkable
 
+from agentfootprint.agent.errors import AgentBuildError
 from agentfootprint.errors import AgentFootprintError
 from agentfootprint.events import PayloadArg
 from agentfootprint.flow import FlowResult, FlowSnapshot, Redactor
@@ -20,8 +21,10 @@ from agentfootprint.tools import Tool, ToolOutcome
 
 if TYPE_CHECKING:
     from agentfootprint.agent._run import AgentRun
+    from agentfootprint.agent.agent import Agent
     from agentfootprint.agent.config import AgentConfig
     from agentfootprint.agent.turn import Turn, UsageTotal
+    from agentfootprint.honesty import Assessment, CheckInPack, Explanation, RecordedChat, UnsupportedValues
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 
@@ -30,6 +33,27 @@ class ExtensionError(AgentFootprintError, ValueError):
     """An extension used wrongly (bad name, a write to a key the agent owns, a write outside a stage)."""
 
     code = "ERR_EXTENSION"
+
+
+class InvalidExtensionError(AgentBuildError):
+    """``use()`` was handed something that is not a usable extension; ``field`` says what: ``type`` (not an
+    ``Extension`` object: a name, a class, a number) or ``name`` (not lower_snake_case). Never quotes it."""
+
+    code = "ERR_INVALID_EXTENSION"
+
+    def __init__(self, message: str, *, field: Literal["type", "name"]) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class DuplicateExtensionError(AgentBuildError):
+    """A second extension under a name this builder already uses (an agent has one extension per name)."""
+
+    code = "ERR_DUPLICATE_EXTENSION"
+
+    def __init__(self, message: str, *, name: str) -> None:
+        super().__init__(message)
+        self.name = name
 
 
 class InputRefusedError(AgentFootprintError, ValueError):
@@ -290,20 +314,53 @@ class Extension:
 
 
 def check_extension(ext: object) -> Extension:
-    """``ext`` if it is a usable extension; an ``ExtensionError`` naming what is wrong otherwise."""
+    """``ext`` if it is a usable extension; an ``InvalidExtensionError`` saying what is wrong otherwise."""
     if not isinstance(ext, Extension):
-        raise ExtensionError(f"use() takes an Extension, got {type(ext).__name__}")
+        kind = "an Extension class" if isinstance(ext, type) and issubclass(ext, Extension) else type(ext).__name__
+        raise InvalidExtensionError(f"use() takes an Extension object, got {kind}", field="type")
     if not isinstance(ext.name, str) or not _NAME.match(ext.name):
-        raise ExtensionError("an extension's name must be lower_snake_case, 1..64 characters")
+        raise InvalidExtensionError("an extension's name must be lower_snake_case, 1..64 characters", field="name")
     return ext
 
 
+# -- capabilities: what an extension answers beyond its hooks; the agent's doors find them by type --------------
+@runtime_checkable
+class AnswersFromRecord(Protocol):
+    """Reads an agent's record to say how sure its answer is and why (the honesty extension): the agent's
+    ``assessment``, ``pending_check_in``, ``can_explain``, ``why`` and ``chat`` doors open onto it."""
+
+    def assessment(self, agent: Agent, output_schema: Any) -> Assessment | None: ...
+    def pending_check_in(self, agent: Agent) -> CheckInPack | None: ...
+    def can_explain(self, agent: Agent) -> bool: ...
+    def why(self, agent: Agent, question: str | None) -> Explanation: ...
+    def chat(self, agent: Agent) -> RecordedChat: ...
+
+
+@runtime_checkable
+class ChecksAnswerValues(Protocol):
+    """Checks the names and numbers of an answer against its evidence (``agent.unsupported_values()``)."""
+
+    def unsupported_values(self, agent: Agent) -> UnsupportedValues | None: ...
+
+
+@runtime_checkable
+class HoldsArtifactStore(Protocol):
+    """Keeps the agent's artifact store (``agent.get_artifact_store()``)."""
+
+    def get_store(self) -> Any: ...
+
+
 __all__ = [
+    "AnswersFromRecord",
     "CallModel",
     "CallTool",
+    "ChecksAnswerValues",
+    "DuplicateExtensionError",
     "Extension",
     "ExtensionError",
+    "HoldsArtifactStore",
     "InputRefusedError",
+    "InvalidExtensionError",
     "RunContext",
     "RunOutcome",
     "ToolCallRequest",

@@ -86,9 +86,7 @@ class LLMCall(Agent):
             max_iterations=1,
             wrap_up_at_max_iterations=False,
         )
-        builder = LLMCallBuilder(replace(base._config))
-        builder._declined = set(base._declined)
-        return builder
+        return LLMCallBuilder(replace(base._config))
 
     def __repr__(self) -> str:
         return f"<LLMCall {self.name!r} model={self.config.model!r}>"
