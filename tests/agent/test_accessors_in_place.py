@@ -61,9 +61,11 @@ def _check_in_place(agent: Agent) -> dict[str, Any]:
     new = _read_all(agent)
     assert flow._raw_state is None  # nothing thawed the whole final state
     assert [name for name, value in new.items() if _frozen_inside(value)] == []
-    agent._raw = flow.raw_state  # the old path: every accessor reads a thawed copy of the whole state
+    record = agent.last_record()
+    assert record is not None
+    record._raw = flow.raw_state  # the old path: every accessor reads a thawed copy of the whole state
     old = _read_all(agent)
-    agent._raw = flow.committed_state
+    record._raw = flow.committed_state
     assert new == old
     return new
 

@@ -279,49 +279,58 @@ def _held_provider() -> tuple[Any, asyncio.Event, asyncio.Event]:
     return mock(respond=respond), started, release
 
 
-async def test_concurrent_runs_on_one_instance_raise_run_in_flight() -> None:
-    provider, started, release = _held_provider()
+async def test_new_conversations_run_side_by_side_on_one_instance() -> None:
+    """Issue 32: a run is a value, so one instance serves two new conversations at once, each with its own answer."""
+    started = asyncio.Event()
+    release = asyncio.Event()
+    seen: list[str] = []
+
+    async def respond(req: LLMRequest) -> str:
+        seen.append(str(req.messages[-1].content))
+        if len(seen) == 2:
+            started.set()
+        await release.wait()
+        return f"answer to {req.messages[-1].content}"
+
+    provider = mock(respond=respond)
     agent = build(provider)
 
-    async def second() -> BaseException | None:
-        await started.wait()
-        try:
-            await agent.run("second")
-        except BaseException as exc:
-            return exc
-        finally:
-            release.set()
-        return None
+    async def releaser() -> None:
+        await started.wait()  # both turns are inside the model call at once
+        assert agent.in_flight
+        release.set()
 
-    first_result, second_error = await asyncio.gather(agent.run("first"), second())
-    assert isinstance(second_error, RunInFlightError)
-    assert getattr(second_error, "code", None) == "ERR_RUN_IN_FLIGHT"
-    assert first_result.status == "completed" and first_result.answer == "slow answer"
-    assert provider.calls == 1  # the refused run never reached the model
-    # the in-flight flag is released once the first run finishes
-    again = await agent.run("third")
-    assert again.answer == "slow answer"
+    first, second, _ = await asyncio.gather(agent.run("first"), agent.run("second"), releaser())
+    assert (first.answer, second.answer) == ("answer to first", "answer to second")
+    assert sorted(seen) == ["first", "second"]
+    assert not agent.in_flight
 
 
-async def test_follow_up_and_resume_on_error_are_refused_while_in_flight() -> None:
+async def test_the_same_conversation_runs_one_turn_at_a_time() -> None:
+    """R004-33: a second turn of a conversation in flight is refused (run with continue_from, resume_on_error),
+    and follow_up (the latest conversation, which any turn may change) while any turn is in flight."""
     provider, started, release = _held_provider()
     agent = build(provider)
     release.set()
-    await agent.run("one")  # gives a conversation to follow up
+    await agent.run("one")  # gives a conversation to continue
+    cp = agent.checkpoint()
+    assert cp is not None
     release.clear()
     started.clear()
-    cp = agent.checkpoint()
-    task = asyncio.create_task(agent.run("two"))
+    task = asyncio.create_task(agent.run("two", continue_from=cp))
     await started.wait()
+    with pytest.raises(RunInFlightError) as info:
+        await agent.run("three", continue_from=cp)
+    assert info.value.code == "ERR_RUN_IN_FLIGHT"
     with pytest.raises(RunInFlightError):
-        await agent.follow_up("three")
+        await agent.resume_on_error(cp)
     with pytest.raises(RunInFlightError):
-        await agent.resume_on_error(cp)  # type: ignore[arg-type]
-    with pytest.raises(RunInFlightError):
-        await agent.run("four", continue_from=cp)
+        await agent.follow_up("four")
     release.set()
     assert (await task).status == "completed"
-    assert provider.calls == 2
+    assert provider.calls == 2  # the refused turns never reached the model
+    again = await agent.run("five", continue_from=cp)  # released once the turn finished
+    assert again.answer == "slow answer"
 
 
 async def test_two_instances_run_concurrently() -> None:
@@ -359,7 +368,7 @@ def test_successive_asyncio_run_with_a_held_provider() -> None:
         return await asyncio.gather(agent.run("a"), agent.run("b"), return_exceptions=True)
 
     first = asyncio.run(concurrent_pair())
-    assert sum(isinstance(x, RunInFlightError) for x in first) <= 1
+    assert [r.answer for r in first] == ["user:a", "user:b"]
     assert agent.run_sync("after").status == "completed"
 
 

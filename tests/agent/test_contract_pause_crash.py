@@ -454,25 +454,30 @@ async def test_ask_human_on_the_last_allowed_call_does_not_pause() -> None:
     assert (await agent.run("next")).answer == "fine"  # nothing is pending: not refused
 
 
-async def test_resume_refused_while_a_run_is_in_flight() -> None:
+async def test_resume_refused_while_the_same_pause_is_being_resumed() -> None:
+    """R004-33 for resume: a second resume of a pause whose resume is in flight is refused (the paused tool would
+    be answered twice); a new conversation on the same instance is not held up meanwhile (issue 32)."""
     import asyncio
 
     cp = await _paused_checkpoint()
     started, release = asyncio.Event(), asyncio.Event()
 
     async def slow(req: LLMRequest) -> str:
+        if str(req.messages[-1].content) == "other":
+            return "other answer"
         started.set()
         await release.wait()
         return "slow"
 
     agent = build(mock(respond=slow))
-    task = asyncio.create_task(agent.run("busy"))
+    task = asyncio.create_task(agent.resume(cp, ANSWER))
     await started.wait()
-    with pytest.raises(RunInFlightError):
+    with pytest.raises(RunInFlightError) as info:
         await agent.resume(cp, ANSWER)
+    assert info.value.code == "ERR_RUN_IN_FLIGHT"
+    assert (await agent.run("other")).answer == "other answer"
     release.set()
     assert (await task).answer == "slow"
-    assert (await agent.resume(cp, ANSWER)).answer == "slow"
 
 
 async def test_cancelled_run_does_not_leave_the_agent_in_flight() -> None:

@@ -60,7 +60,7 @@ def test_property_checkpoint_equals_the_old_path(message: str, args: Any, answer
         provider = mock(replies=[{"tool_calls": [{"id": "c1", "name": "look", "args": {"x": args}}]}, answer])
         agent = Agent.create(provider=provider, model="m", checkpoint_key=key).tool(_tool()).build()
         asyncio.run(agent.run(message))
-    assert isinstance(agent._last_conversation, str)
+    assert isinstance(agent.last_record().conversation_text, str)  # type: ignore[union-attr]
     got = agent.checkpoint()
     assert same_typed(got, _old(built[-1], agent.config.checkpoint_key))
     assert got is not agent.checkpoint()  # a fresh copy on every call
@@ -100,5 +100,5 @@ async def test_the_kept_text_is_written_directly_and_reads_back_as_before(monkey
     provider = mock(replies=[{"tool_calls": [{"id": "c1", "name": "look", "args": {"x": [1.5, {"y": None}]}}]}, "ok"])
     agent = Agent.create(provider=provider, model="m").tool(_tool()).build()
     await agent.run("plain text, é and 🙂")
-    assert agent._last_conversation == built[-1].to_json_text()  # no Python encoder pass on the common path
+    assert agent.last_record().conversation_text == built[-1].to_json_text()  # type: ignore[union-attr]  # no Python encoder pass on the common path
     assert same_typed(agent.checkpoint(), _old(built[-1], None))

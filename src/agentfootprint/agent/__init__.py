@@ -43,6 +43,7 @@ from agentfootprint.agent.errors import (
     MessageRoleError,
     NoConversationError,
     NoOutputSchemaError,
+    NoRunRecordError,
     OptionUnavailableError,
     OutputSchemaError,
     OutputStrategyUnsupportedError,
@@ -75,6 +76,7 @@ from agentfootprint.agent.extension import (
 from agentfootprint.agent.llm_call import LLMCall, LLMCallBuilder, LLMCallBuildError
 from agentfootprint.agent.models import AgentPauseCheckpoint, ConversationCheckpoint, RunResult, StoppedEarly
 from agentfootprint.agent.recipe import AgentRecipe, define_agent_recipe
+from agentfootprint.agent.record import RunRecord
 from agentfootprint.agent.turn import Turn
 from agentfootprint.agent.voice import Voice
 
@@ -127,6 +129,7 @@ __all__ = [
     "NegativeStatement",
     "NoConversationError",
     "NoOutputSchemaError",
+    "NoRunRecordError",
     "ObserverDrainResult",
     "OptionUnavailableError",
     "OutputContractUnmet",
@@ -148,6 +151,7 @@ __all__ = [
     "RunInFlightError",
     "RunInput",
     "RunOutcome",
+    "RunRecord",
     "RunResult",
     "SQLiteDecisionLedger",
     "StoppedEarly",

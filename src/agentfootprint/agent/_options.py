@@ -4,7 +4,7 @@ caller's redaction. Each is checked by name before anything runs; a refusal neve
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +41,8 @@ class RunOptions:
     seed: int | None = None
     time: Any = None
     """The ``time`` given (read by an agent with ``.time()``; refused by one without)."""
+    on_event: Callable[[Any], Any] | None = None
+    """A listener for this run's own events only (every type, redacted): a server's per-request stream."""
 
     def meta(self) -> dict[str, str]:
         """The fields every event of the run carries on its meta (only those that were given)."""
@@ -93,9 +95,11 @@ class RunOptionArgs(TypedDict, total=False):
     timeout: float | None
     """Seconds the run may take."""
     env: Mapping[str, Any] | None
+    """``{"signal": ..., "timeout_ms": ..., "trace_id": ...}``: the same options in one dict."""
     time: Any
     """This turn's clock, for an agent built with ``.time()``: a datetime or ``{"now": ..., "zone": ...}``."""
-    """``{"signal": ..., "timeout_ms": ..., "trace_id": ...}``: the same options in one dict."""
+    on_event: Callable[[Any], Any] | None
+    """A listener for this run's own events only (every type, already redacted); other runs' never reach it."""
 
 
 def read_options(door: str, given: Mapping[str, Any]) -> RunOptions:
@@ -125,6 +129,9 @@ def read_options(door: str, given: Mapping[str, Any]) -> RunOptions:
         raise InvalidRunOptionError(door, "signal", "must be an agentfootprint.flow.CancelToken")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
         raise InvalidRunOptionError(door, "seed", "must be an int")
+    on_event = given.get("on_event")
+    if on_event is not None and not callable(on_event):
+        raise InvalidRunOptionError(door, "on_event", "must be a callable taking one event")
     return RunOptions(
         session_id=_id(door, "session_id", session_id),
         correlation_id=_id(door, "correlation_id", correlation_id),
@@ -134,6 +141,7 @@ def read_options(door: str, given: Mapping[str, Any]) -> RunOptions:
         redact=read_redaction(door, redact),
         seed=seed,
         time=given.get("time"),
+        on_event=on_event,
     )
 
 

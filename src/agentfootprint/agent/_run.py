@@ -151,6 +151,8 @@ class AgentRun:
         self.continued: dict[str, Any] = dict(continued or {})
         """Extension data a continued conversation carried, by extension name (for ``restore``)."""
         self.final_state: dict[str, Any] = {}
+        self.run_input: dict[str, Any] | None = None
+        """What the turn was given (message, prior history, identity, session, seed): kept on its record."""
         self.tool_services: dict[str, Any] = {}
         """What extensions hand to tools for this leg (``RunContext.offer_to_tools``), read as ``ctx.service``."""
         self.provided: dict[str, dict[str, Tool]] = {}

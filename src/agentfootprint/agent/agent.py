@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import Callable, Coroutine, Iterable, Mapping
+import weakref
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, cast, overload
 
@@ -19,13 +21,7 @@ from agentfootprint.agent._answer import (
     AnswerNegatives,
     AnswerStanding,
     AnswerValidationReport,
-    claims_of,
     coverage_of,
-    findings_of,
-    negatives_of,
-    script_of,
-    standing_of,
-    validation_of,
 )
 from agentfootprint.agent._checkpoints import load_conversation, load_pause_checkpoint
 from agentfootprint.agent._clock import read_time
@@ -47,7 +43,6 @@ from agentfootprint.agent._output import (
     parse_output,
     retries_spent_of,
     settle,
-    unmet_of,
 )
 from agentfootprint.agent._resume import caller, prepare_resume, run_redaction, stamp, stored_conversation
 from agentfootprint.agent._roles import check_message_roles
@@ -83,6 +78,7 @@ from agentfootprint.agent.extension import (
 )
 from agentfootprint.agent.member_run import resolve_parent_run
 from agentfootprint.agent.models import AgentPauseCheckpoint, ConversationCheckpoint, RunResult, StoppedEarly
+from agentfootprint.agent.record import EventLog, RunRecord, ablatable_ids_of, landed_parts_of
 from agentfootprint.agent.voice import Voice
 from agentfootprint.context.memory import remember_turn
 from agentfootprint.events import AgentEvent, EventDispatcher, EventSink
@@ -93,9 +89,7 @@ from agentfootprint.flow import (
     FlowSnapshot,
     NarrativeEntry,
     Redactor,
-    render_narrative,
 )
-from agentfootprint.flow._frozen import thaw
 from agentfootprint.flow._trusted import trusted
 from agentfootprint.flow.errors import RAW_STATE_ATTR
 from agentfootprint.flow.recording import RecordingDials
@@ -146,27 +140,25 @@ class Agent:
         _validate(config)
         self.config = config
         self._tools = Catalog(config).by_name
-        self._live: AgentRun | None = None
         self._events = EventDispatcher(redact=self._redact_payload)
         self.chart: FlowChart = build_agent_chart(config, self._events)
-        self._in_flight = False
-        self._pending: dict[str, Any] | None = None
+        self._running: dict[str, AgentRun] = {}
+        """The runs in flight, by run id, oldest first: any number at once (each result keeps its own record)."""
+        self._busy: set[str] = set()
+        self._turns = 0
+        """Conversations and pauses a run is continuing now: a second turn of the same one is refused."""
+        self._pending: dict[str | None, dict[str, Any]] = {}
+        """Unanswered questions by session (None: runs without one), the newest last."""
         self._abandoned: list[dict[str, Any]] = []
-        self._last_flow: FlowResult | None = None
-        self._raw: Mapping[str, Any] | Callable[[], Mapping[str, Any]] | None = None
-        """The last leg's final state with real values, or the one call that copies it out when first read."""
-        self._last_snapshot: FlowSnapshot | None = None
-        self._last_conversation: str | None = None
-        """The last conversation's checkpoint as JSON text: one string, not a tree of dicts and lists per message."""
-        self._last_identity: Identity | None = None
-        self._last_events: list[AgentEvent] = []
-        self._last_run_input: dict[str, Any] | None = None
+        self._latest: RunRecord | None = None
+        """The record of the latest leg that finished (completed, paused or crashed): what the accessors view."""
+        self._routes: weakref.WeakValueDictionary[str, _Route] = weakref.WeakValueDictionary()
+        self._routing = False
         self._extension_state: dict[str, dict[str, Any]] = {}
         self._redactor: Redactor | None = None
         self._observers: DeferredSink | None = None
-        self._answered_ask: dict[str, Any] | None = None
         if config.keep_events:
-            self._events.on("*", self._last_events.append)
+            self._route_events()
 
     # -- construction ------------------------------------------------------------------------------------------
     @classmethod
@@ -284,8 +276,12 @@ class Agent:
     def without(self, *source_ids: str) -> Agent:
         """The same agent rebuilt without these facts/steering/instructions/skills/tools (the ablation seam); also
         a retrieved chunk or memory entry by its id, and one tool result as ``tool#n`` (its n-th result)."""
+        return self.without_landed(source_ids, landed_parts_of(self._last_raw))
+
+    def without_landed(self, source_ids: Iterable[str], landed: Mapping[str, str]) -> Agent:
+        """``without`` for a given run: ``landed`` are the chunk and memory ids that run landed (``RunRecord``)."""
+        source_ids = tuple(source_ids)
         known = self.config.source_ids()
-        landed = self._landed_parts()
         unknown = [
             s
             for s in source_ids
@@ -300,43 +296,19 @@ class Agent:
 
     @property
     def _last_raw(self) -> Mapping[str, Any] | None:
-        """The last leg's final state with real values, read-only (for the runtime, never to serve): an accessor
+        """The latest leg's final state with real values, read-only (for the runtime, never to serve): an accessor
         copies only what it hands out."""
-        raw = self._raw
-        return raw() if callable(raw) else raw
-
-    def _landed_parts(self) -> dict[str, str]:
-        """Chunk ids (``rag``) and memory entry ids (``memory``) the last run landed: ablatable one at a time, even
-        when the retriever or store cannot list them."""
-        state = self._last_raw or {}
-        records = [*(state.get("system_prompt_injections") or ()), *(state.get("message_injections") or ())]
-        out: dict[str, str] = {}
-        for r in records:
-            for c in r.get("chunk_ids") or ():
-                out.setdefault(str(c), "rag")
-            for e in r.get("entry_ids") or ():
-                out.setdefault(str(e), "memory")
-        return out
+        return self._latest.committed_state() if self._latest is not None else None
 
     def ablatable_ids(self) -> dict[str, str]:
-        """Every id ``without()`` takes now → its kind: the source ids, then what the last run landed — retrieved
+        """Every id ``without()`` takes now → its kind: the source ids, then what the latest run landed — retrieved
         chunks, recalled memory entries and each tool result (``tool#n``)."""
-        out = dict(self.config.source_ids())
-        for sid, kind in self._landed_parts().items():
-            out.setdefault(sid, kind)
-        counts: dict[str, int] = {}
-        for record in (self._last_raw or {}).get("tool_results") or ():
-            name = str(record.get("name"))
-            counts[name] = counts.get(name, 0) + 1
-            ref = f"{name}#{counts[name]}"
-            if self.config.is_tool_result(ref):
-                out.setdefault(ref, "tool")
-        return out
+        return ablatable_ids_of(self.config, self._last_raw)
 
     def with_tools(self, *tools: Tool) -> Agent:
         """The same agent with extra tools (e.g. a host's allow-listed frontend tools); listeners carry over."""
         clone = Agent(replace(self.config, tools=(*self.config.tools, *tools)))
-        self._events.copy_listeners_to(clone._events)
+        self._events.copy_listeners_to(clone._events, skip=self._route_event)  # its runs route their own events
         return clone
 
     def get_system_prompt_cache_policy(self) -> str:
@@ -381,17 +353,70 @@ class Agent:
     def events(self) -> EventDispatcher:
         return self._events
 
+    def _route_events(self) -> None:
+        """Deliver each event to its own run's log and listener (``keep_events``, ``on_event``): installed once."""
+        if not self._routing:
+            self._routing = True
+            self._events.on("*", self._route_event)
+
+    def _route_event(self, event: AgentEvent) -> Any:
+        run_id = event.meta.run_id
+        route = self._routes.get(run_id) if run_id is not None else self._latest_route()
+        if route is None:
+            return None
+        if route.keep:
+            route.append(event)
+        return route.listener(event) if route.listener is not None else None
+
+    def _latest_route(self) -> _Route | None:
+        """Where an event of no run goes (an abandoned pause): the latest run's own log."""
+        latest = self._latest.events if self._latest is not None else None
+        return latest if isinstance(latest, _Route) else None
+
+    def _open_route(self, run: AgentRun, listener: Callable[[AgentEvent], Any] | None) -> _Route | None:
+        """This run's own event log (and listener), routed by its run id and turn id; None when nothing keeps them."""
+        if not self.config.keep_events and listener is None:
+            return None
+        route = _Route(self.config.keep_events, listener)
+        self._routes[run.run_id] = route
+        self._routes[run.turn_id] = route
+        self._route_events()
+        return route
+
     # -- the turn ----------------------------------------------------------------------------------------------
-    def _guard(self) -> None:
-        if self._in_flight:
-            raise RunInFlightError(f"agent '{self.name}' is already running a turn; one instance runs one at a time")
-        if self._pending is not None:
+    def _guard(self, session: str | None, key: str | None, *, latest: bool = False) -> None:
+        """Refuse a second turn of a conversation (or pause) already in flight, and a turn while its session's
+        question is unanswered; ``latest`` (follow_up) continues the latest conversation, which any turn may change."""
+        if (key is not None and key in self._busy) or (latest and self._turns):
+            raise RunInFlightError(
+                f"agent '{self.name}' is already running a turn of this conversation; a conversation runs one turn "
+                "at a time (other conversations run side by side)"
+            )
+        pending = next(reversed(self._pending.values()), None) if latest else self._pending.get(session)
+        if pending is not None:
             raise PendingQuestionError(
                 f"agent '{self.name}' paused to ask a person a question that has not been answered; "
                 "answer it with resume(checkpoint, answer) or drop it with abandon_pause()",
-                question=self._pending.get("question"),
-                tool_call_id=self._pending.get("tool_call_id"),
+                question=pending.get("question"),
+                tool_call_id=pending.get("tool_call_id"),
             )
+
+    @contextmanager
+    def _claimed(self, key: str | None) -> Iterator[None]:
+        """Hold ``key`` (a conversation or a pause) for one turn; released however the turn ends."""
+        self._turns += 1
+        if key is not None:
+            self._busy.add(key)
+        try:
+            yield
+        finally:
+            self._turns -= 1
+            if key is not None:
+                self._busy.discard(key)
+
+    @property
+    def _in_flight(self) -> bool:
+        return self._turns > 0
 
     async def run(
         self,
@@ -431,9 +456,9 @@ class Agent:
         conv = stored_conversation(self.config, continue_from, door) if continue_from is not None else None
         if ident is None and conv is not None and conv.identity:
             ident = caller(conv.identity)
-        self._guard()
-        self._in_flight = True
-        try:
+        key = _conversation_key(conv)
+        self._guard(opts.session_id, key)
+        with self._claimed(key):
             return await self._turn(
                 run_input.message,
                 list(conv.history) if conv is not None else [],
@@ -447,8 +472,6 @@ class Agent:
                 conversation=conv,
                 time=passed,
             )
-        finally:
-            self._in_flight = False
 
     def run_sync(self, input: Any, **kwargs: Any) -> RunResult:
         """Blocking twin of :meth:`run`."""
@@ -461,24 +484,37 @@ class Agent:
         identity: Identity | Mapping[str, Any] | None = None,
         **options: Unpack[RunOptionArgs],
     ) -> RunResult:
-        """Continue this agent's last completed conversation with ``message`` (a new run: it takes the same
-        options as ``run``, and is covered by the ``redact`` it is given)."""
+        """Continue this agent's latest conversation with ``message`` (a new run: it takes the same options as
+        ``run``, and is covered by the ``redact`` it is given); refused while any turn of this agent is in flight."""
         door = f"{self.runner_name}.follow_up"
         run_input = normalize_run_input(message, door)
         opts = read_options(door, options)
         passed = self._passed_time(door, opts.time)
-        self._guard()
-        if self._last_conversation is None:
+        self._guard(opts.session_id, None, latest=True)
+        return await self._continue(self._latest, run_input.message, identity, opts, passed)
+
+    async def _continue(
+        self,
+        record: RunRecord | None,
+        message: str,
+        identity: Identity | Mapping[str, Any] | None,
+        opts: RunOptions,
+        passed: dict[str, Any] | None = None,
+    ) -> RunResult:
+        """One more turn of the conversation ``record`` left (its own, in memory: not a door)."""
+        text = record.conversation_text if record is not None else None
+        if record is None or text is None:
             raise NoConversationError(f"agent '{self.name}' has no completed conversation to follow up; call run()")
-        conversation = json.loads(self._last_conversation)
-        ident = caller(identity) if identity is not None else self._last_identity
-        self._in_flight = True
-        own = _conversation_checkpoint(  # the agent's own conversation in memory: not a door
+        conversation = json.loads(text)
+        ident = caller(identity) if identity is not None else record.identity
+        own = _conversation_checkpoint(
             **{k: v for k, v in conversation.items() if k in ConversationCheckpoint.model_fields}
         )
-        try:
+        key = _conversation_key(own)
+        self._guard(opts.session_id, key)
+        with self._claimed(key):
             return await self._turn(
-                run_input.message,
+                message,
                 list(own.history),
                 ident,
                 opts,
@@ -486,8 +522,6 @@ class Agent:
                 conversation=own,
                 time=passed,
             )
-        finally:
-            self._in_flight = False
 
     def follow_up_sync(self, message: str, **kwargs: Any) -> RunResult:
         return run_sync(self.follow_up(message, **kwargs), "await agent.follow_up(...)")
@@ -598,7 +632,7 @@ class Agent:
             args["folded"] = conversation.folded
         if conversation is not None and conversation.window_measure:
             args["window_measure"] = conversation.window_measure
-        self._last_run_input = {
+        run.run_input = {
             "message": message,
             "history": prior,
             "identity": identity,
@@ -607,6 +641,7 @@ class Agent:
         }
         return await self._execute(
             run,
+            options.on_event,
             lambda: self.chart.run(
                 args=args,
                 redaction=policy,
@@ -618,13 +653,17 @@ class Agent:
             ),
         )
 
-    async def _execute(self, run: AgentRun, start: Callable[[], Coroutine[Any, Any, FlowResult]]) -> RunResult:
+    async def _execute(
+        self,
+        run: AgentRun,
+        listener: Callable[[AgentEvent], Any] | None,
+        start: Callable[[], Coroutine[Any, Any, FlowResult]],
+    ) -> RunResult:
         check_message_roles(self.config)  # the one place run() and resume() share: refused before any paid call
         check_output_strategy(self.config)
-        if self.config.keep_events:
-            self._last_events.clear()
+        log = self._open_route(run, listener)
         self._redactor = run.redactor
-        self._live = run
+        self._running[run.run_id] = run
         try:
             run.emit(
                 ev.AGENT_TURN_START,
@@ -635,39 +674,46 @@ class Agent:
             try:
                 flow: FlowResult = await start()
             except BaseException as exc:
-                self._live = None
+                self._running.pop(run.run_id, None)
                 if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt | SystemExit):
                     raise
                 await _tell_error(run, exc)
-                if isinstance(exc, InputRefusedError):  # a refused input is no conversation
-                    self._last_conversation = None
-                raise self._crashed(run, exc) from exc
-            self._live = None
-            return await self._finish(run, flow)
+                raise self._crashed(run, exc, log) from exc
+            self._running.pop(run.run_id, None)
+            return await self._finish(run, flow, log)
         finally:
-            self._live = None
+            self._running.pop(run.run_id, None)
             run.release()
             if self._observers is not None and self.config.observer_delivery == "deferred":
                 self._observers.flush_later()
             else:
                 await self._events.drain(timeout=5)
-            if self.config.keep_events and run.redactor.active:
-                self._rescrub_events(run.redactor)
+            if log is not None and log.keep and run.redactor.active:
+                _rescrub(log, run.redactor)
 
-    def _rescrub_events(self, redactor: Redactor) -> None:
-        """Kept events are redacted again with everything the run learned (a secret typed before it was known)."""
-        for event in self._last_events:
-            redactor.observe("", event.payload)
-        self._last_events[:] = [e.model_copy(update={"payload": redactor.redact(e.payload)}) for e in self._last_events]
+    def _recorded(self, run: AgentRun, log: _Route | None, snapshot: FlowSnapshot | None, **fields: Any) -> RunRecord:
+        """The leg's record; what it does not say (a crash's conversation, identity, answered ask) is the latest's."""
+        prior = self._latest
+        carried: dict[str, Any] = {
+            "conversation": prior.conversation_text if prior is not None else None,
+            "identity": prior.identity if prior is not None else None,
+            "answered_ask": prior.answered_ask if prior is not None else None,
+        }
+        carried.update(fields)
+        events = log if log is not None else EventLog()
+        return RunRecord(self, run.run_id, snapshot, events=events, run_input=run.run_input, **carried)
 
-    def _crashed(self, run: AgentRun, exc: BaseException) -> BaseException:
+    def _crashed(self, run: AgentRun, exc: BaseException, log: _Route | None) -> BaseException:
         raw = getattr(exc, RAW_STATE_ATTR, None)
         if raw is not None:
             delattr(exc, RAW_STATE_ATTR)
         snapshot = getattr(exc, "snapshot", None)
+        refused = {"conversation": None} if isinstance(exc, InputRefusedError) else {}  # a refused input: none
         if isinstance(snapshot, FlowSnapshot):
-            self._last_snapshot = snapshot
-            self._raw = raw
+            self._latest = self._recorded(run, log, snapshot, raw=raw, **refused)
+        elif refused and self._latest is not None:
+            prior = self._latest
+            self._latest = self._recorded(run, log, prior.snapshot, raw=prior.committed_state(), **refused)
         if isinstance(exc, ValidationError):  # never let pydantic's text (it quotes values) out of a door
             exc = RunDataError.from_validation(exc)
         run.emit(ev.ERROR_RUN, lambda: {"error_type": type(exc).__name__, "code": getattr(exc, "code", None)})
@@ -717,12 +763,17 @@ class Agent:
             seal=None,
         )
 
-    async def _finish(self, run: AgentRun, flow: FlowResult) -> RunResult:
-        self._answered_ask = dict(run.answered_ask) if run.answered_ask is not None else None
+    async def _finish(self, run: AgentRun, flow: FlowResult, log: _Route | None) -> RunResult:
         raw = flow.committed_state()  # read in place: what leaves here is scalars, models or fresh JSON
-        self._last_flow = flow
-        self._raw = flow.committed_state  # read in place by the accessors: each copies only what it hands out
-        self._last_snapshot = flow.snapshot
+        record = self._recorded(  # the accessors read the state in place: each copies only what it hands out
+            run,
+            log,
+            flow.snapshot,
+            flow=flow,
+            raw=flow.committed_state,
+            answered_ask=run.answered_ask if not flow.paused else None,
+        )
+        self._latest = record
         run.final_state = flow.state
         outcome = RunOutcome(
             status="paused" if flow.paused else "completed",
@@ -739,14 +790,14 @@ class Agent:
         cost = raw.get("cost_total")
         iterations = int(raw.get("iteration") or 0)
         if flow.paused:
-            return self._paused(run, flow, usage, cost, iterations, extensions)
-        self._pending = None
+            return self._paused(run, flow, record, usage, cost, iterations, extensions)
+        self._pending.pop(run.session_id, None)
         answer = raw.get("answer") or ""
         history = list(raw.get("history") or [])
-        self._last_conversation = self._conversation_text(
+        record._conversation = self._conversation_text(
             run, [*history, {"role": "assistant", "content": answer}], iterations, raw
         )
-        self._last_identity = run.identity
+        record.identity = run.identity
         await remember_turn(  # context memory: write the completed turn under the run's memory namespace
             self.config.injections,
             identity=run.memory_identity,
@@ -781,18 +832,18 @@ class Agent:
             stopped_early=stopped_model,
             extensions=extensions,
             warnings=list(run.warnings),
-        )
+        ).with_record(record)
 
     def _paused(
         self,
         run: AgentRun,
         flow: FlowResult,
+        record: RunRecord,
         usage: Usage,
         cost: float | None,
         iterations: int,
         extensions: dict[str, Any],
     ) -> RunResult:
-        self._answered_ask = None
         data = flow.checkpoint["pause_data"] if flow.checkpoint else {}
         cp = AgentPauseCheckpoint.model_construct(
             run_id=flow.run_id,
@@ -809,15 +860,18 @@ class Agent:
             seal=None,
         ).to_json()
         sealed = seal(json.loads(json.dumps(cp)), self.config.checkpoint_key)
-        self._pending = {
+        pending = {
             "question": data["question"],
             "tool_call_id": data["tool_call_id"],
             "tool_name": data["tool_name"],
             "request_id": data.get("request_id"),
         }
+        self._pending.pop(run.session_id, None)  # re-set as the newest
+        self._pending[run.session_id] = pending
         raw = flow.raw_state()  # the conversation as of the pause: no answer appended (a pause is unfinished)
-        self._last_conversation = self._conversation_text(run, list(raw.get("history") or []), iterations, raw)
-        self._last_identity = run.identity
+        record._conversation = self._conversation_text(run, list(raw.get("history") or []), iterations, raw)
+        record.identity = run.identity
+        record.pending = dict(pending)
         question = run.redactor.redact(data["question"]) if run.redactor.active else data["question"]
         run.emit(ev.AGENT_TURN_END, lambda: {"status": "paused", "iterations": iterations})
         return RunResult(
@@ -833,7 +887,7 @@ class Agent:
             iterations=iterations,
             extensions=extensions,
             warnings=list(run.warnings),
-        )
+        ).with_record(record)
 
     # -- pause and resume --------------------------------------------------------------------------------------
     async def resume(
@@ -852,10 +906,10 @@ class Agent:
         opts = read_options(door, options)
         passed = self._passed_time(door, opts.time)
         ready = prepare_resume(self.config, self.chart, self._tools, checkpoint, answer, identity, opts.redact, door)
-        if self._in_flight:
-            raise RunInFlightError(f"agent '{self.name}' is already running a turn")
-        self._in_flight = True
-        try:
+        key = f"pause:{ready.checkpoint.run_id}"
+        if key in self._busy:
+            raise RunInFlightError(f"agent '{self.name}' is already resuming this pause")
+        with self._claimed(key):
             cp, flow = ready.checkpoint, ready.flow
             pause_data = flow.pause_data if isinstance(flow.pause_data, dict) else {}
             composite = {
@@ -883,9 +937,12 @@ class Agent:
                 request=request,
             )
             run.resume_time = passed  # the paused turn keeps its clock: a differing one is only recorded
+            prior = self._latest  # the paused turn's input, as this agent last recorded it
+            run.run_input = prior.run_input if prior is not None else None
             origin = {"sealed": self.config.checkpoint_key is not None, "checkpoint_sha256": ready.digest}
             return await self._execute(
                 run,
+                opts.on_event,
                 lambda: self.chart.resume(
                     flow.model_dump(mode="json"),
                     composite,
@@ -898,8 +955,6 @@ class Agent:
                     recording=self.config.recording,
                 ),
             )
-        finally:
-            self._in_flight = False
 
     def resume_sync(self, checkpoint: Mapping[str, Any], answer: Any = None, **kwargs: Any) -> RunResult:
         return run_sync(self.resume(checkpoint, answer, **kwargs), "await agent.resume(...)")
@@ -922,9 +977,9 @@ class Agent:
             raise InvalidConversationError("checkpoint has no user turn to retry", field="history")
         message = str(history[last_user].get("content") or "")
         ident = caller(identity) if identity is not None else caller(conv.identity)
-        self._guard()
-        self._in_flight = True
-        try:
+        key = _conversation_key(conv)
+        self._guard(opts.session_id, key)
+        with self._claimed(key):
             return await self._turn(
                 message,
                 history[:last_user],
@@ -935,16 +990,13 @@ class Agent:
                 conversation=conv,
                 time=passed,
             )
-        finally:
-            self._in_flight = False
 
     def resume_on_error_sync(self, checkpoint: Mapping[str, Any], **kwargs: Any) -> RunResult:
         return run_sync(self.resume_on_error(checkpoint, **kwargs), "await agent.resume_on_error(...)")
 
     def abandon_pause(self) -> dict[str, Any] | None:
         """Drop the pending question on the record; returns what was dropped (None if nothing was pending)."""
-        dropped = self._pending
-        self._pending = None
+        dropped = self._pending.pop(next(reversed(self._pending)), None) if self._pending else None
         if dropped is not None:
             self._abandoned.append(dict(dropped))
             if self._events.has_listeners(ev.PAUSE_RESUMED):
@@ -984,15 +1036,19 @@ class Agent:
                 return parse_output(model, result.answer or "")
             except OutputSchemaError as err:
                 fallback = self._output_fallback()
+                record = result.record
                 if budget <= 0 and fallback is not None:
-                    spent = retries_spent_of(self._last_raw)
+                    spent = retries_spent_of(record.committed_state() if record is not None else None)
                     return await settle(model, result.answer or "", err, fallback, self._emit_now, spent)
                 if budget <= 0:
                     raise
                 budget -= 1
                 listed = "; ".join(f"{i['path']}: {i['problem']}" for i in err.issues)
-                result = await self.follow_up(
-                    f"Your answer did not match the required JSON schema ({listed}). Reply with JSON only."
+                result = await self._continue(  # this run's own conversation, whatever else the agent runs
+                    record,
+                    f"Your answer did not match the required JSON schema ({listed}). Reply with JSON only.",
+                    None,
+                    read_options(door, {}),
                 )
 
     def run_typed_sync(self, input: Any, **kwargs: Any) -> BaseModel:
@@ -1031,40 +1087,41 @@ class Agent:
     def output_contract_unmet(self) -> OutputContractUnmet | None:
         """How the last run's final answer failed the output schema (stage, error, path, attempts, retries spent,
         ``broken_by``); None when it passed, on an agent without a schema, and before the first run."""
-        return unmet_of(self._last_raw) if self.config.output_schema is not None else None
+        latest = self._latest if self.config.output_schema is not None else None
+        return latest.output_contract_unmet() if latest is not None else None
 
     # -- what travels with the answer (answer-contract options; detached copies of the last run's record) ---------
     def findings(self) -> list[dict[str, Any]] | None:
         """The last run's findings ledger (``basis`` / ``standing`` / ``conflict`` / ``argument`` / ``period`` rows,
         the last standing per ``tool_call_id`` current), detached; None when nothing filed a row."""
-        return findings_of(self._last_raw)
+        return self._latest.findings() if self._latest is not None else None
 
     def answer_negatives(self) -> AnswerNegatives | None:
         """The library-composed negative statements of the last run and their recorded limits (``.negative_claims()``);
         detached, real values (the caller's own data; the record is redacted)."""
-        return negatives_of(self._last_raw)
+        return self._latest.answer_negatives() if self._latest is not None else None
 
     def answer_validation(self) -> AnswerValidationReport | None:
         """The last run's answer checks, detached; None means no terminal validation ran (never an implicit pass)."""
-        return validation_of(self._last_raw)
+        return self._latest.answer_validation() if self._latest is not None else None
 
     def answer_coverage(self) -> AnswerCoverage | None:
         """The limits of the last TYPED answer as data (``.limits_travel_with_the_answer()`` with an output schema):
         checked, not checked, cannot cover, assumed values, periods; None on a prose answer (the block is in it)."""
-        return coverage_of(self._last_raw)
+        return self._latest.answer_coverage() if self._latest is not None else None
 
     def answer_standing(self) -> AnswerStanding | None:
         """The last answer's standing folded from its record (``.answer_layer()``), detached; None when not armed."""
-        return standing_of(self._last_raw)
+        return self._latest.answer_standing() if self._latest is not None else None
 
     def claim_checks(self) -> list[dict[str, Any]] | None:
         """The last typed answer's ``.claims()`` checked against the facts tools settled: one row per claim
         (``checked-pass``, ``checked-fail`` with ``advisory``, ``unreachable``, ``not-applicable``), detached."""
-        return claims_of(self._last_raw)
+        return self._latest.claim_checks() if self._latest is not None else None
 
     def answer_script(self) -> dict[str, Any] | None:
         """The script that travelled with the last answer (``.script_travels_with_the_answer()``), detached."""
-        return script_of(self._last_raw)
+        return self._latest.answer_script() if self._latest is not None else None
 
     def _output_fallback(self) -> OutputFallback | None:
         contract = self.config.extension(OutputContract.name)
@@ -1072,13 +1129,13 @@ class Agent:
 
     def _emit_now(self, event_type: str, payload: dict[str, Any]) -> None:
         if self._events.has_listeners(event_type):
-            self._events.emit(event_type, payload, run_id=self._last_flow.run_id if self._last_flow else None)
+            self._events.emit(event_type, payload, run_id=self._latest.run_id if self._latest else None)
 
     # -- the record --------------------------------------------------------------------------------------------
     def checkpoint(self) -> dict[str, Any] | None:
         """The last conversation as JSON (real values; sealed with a key), for ``run(..., continue_from=...)``.
         After a run that paused, the conversation as of the pause, with no answer appended."""
-        return json.loads(self._last_conversation) if self._last_conversation is not None else None
+        return self._latest.checkpoint() if self._latest is not None else None
 
     async def drain_observers(self, *, timeout: float | None = 5.0) -> ObserverDrainResult:
         """Deliver the last run's deferred events and await async listeners, up to ``timeout`` seconds; reports
@@ -1094,7 +1151,8 @@ class Agent:
     def answered_ask(self) -> dict[str, Any] | None:
         """The typed ask the last run's resume answered (``tool_name``, ``tool_call_id``, ``reasks``: how many times
         it was asked again first), or None — set for that run only."""
-        return dict(self._answered_ask) if self._answered_ask is not None else None
+        latest = self._latest
+        return dict(latest.answered_ask) if latest is not None and latest.answered_ask is not None else None
 
     def _passed_time(self, door: str, value: Any) -> dict[str, Any] | None:
         """A door's ``time``, read — or refused: on an agent without ``.time()`` (a door that ignored it would look
@@ -1112,14 +1170,12 @@ class Agent:
 
     def stopped_early(self) -> StoppedEarly | None:
         """Why the last turn stopped short (``max-iterations`` / ``cost-budget``), or None."""
-        raw = self._last_raw or {}
-        stopped = raw.get("stopped_early")
-        return StoppedEarly.model_validate(thaw(stopped)) if stopped else None
+        return self._latest.stopped_early() if self._latest is not None else None
 
     def last_snapshot(self) -> FlowSnapshot | None:
         """The served (redacted) record of the run in flight, partially filled, when called mid-run (from a
         listener or a tool); else of the last run. None until a run has started."""
-        live = self._live
+        live = next(reversed(self._running.values()), None)  # the newest run in flight
         if live is not None:
             snap = live.scope.live_snapshot() if live.scope is not None else None
             if snap is not None:
@@ -1127,28 +1183,32 @@ class Agent:
             return FlowSnapshot(
                 run_id=live.run_id, chart_id=self.chart.id, chart_name=self.chart.name, state={}, commit_log=[]
             )
-        return self._last_snapshot
+        return self._latest.snapshot if self._latest is not None else None
 
     def last_flow(self) -> FlowResult | None:
         """The engine's result of the last leg that finished (completed or paused), or None."""
-        return self._last_flow
+        return self._latest.flow if self._latest is not None else None
+
+    def last_record(self) -> RunRecord | None:
+        """The record of the latest leg that finished (completed, paused or crashed), or None."""
+        return self._latest
 
     def pending(self) -> dict[str, Any] | None:
-        """The question this agent is paused on (``question``, ``tool_call_id``, ``tool_name``), or None."""
-        return dict(self._pending) if self._pending is not None else None
+        """The newest question this agent is paused on (``question``, ``tool_call_id``, ``tool_name``), or None."""
+        newest = next(reversed(self._pending.values()), None)
+        return dict(newest) if newest is not None else None
 
     @property
     def in_flight(self) -> bool:
-        """True while a turn is running on this instance."""
-        return self._in_flight
+        """True while any turn is running on this instance."""
+        return self._turns > 0
 
     def extension_state(self, name: str) -> dict[str, Any]:
         """The state extension ``name`` keeps on this agent instance (``RunContext.agent_state``), live."""
         return self._extension_state.setdefault(name, {})
 
     def last_narrative(self) -> list[NarrativeEntry]:
-        snap = self._last_snapshot
-        return render_narrative(snap) if snap is not None else []
+        return self._latest.narrative() if self._latest is not None else []
 
     @property
     def voice(self) -> Voice:
@@ -1161,11 +1221,11 @@ class Agent:
 
     def last_events(self) -> list[AgentEvent]:
         """Events of the last run (only with ``.keep_events()``), already redacted."""
-        return list(self._last_events)
+        return self._latest.last_events() if self._latest is not None else []
 
     def last_run_input(self) -> dict[str, Any] | None:
         """What the last run was given (message, prior history, identity, seed): the rerun seam for explain."""
-        return dict(self._last_run_input) if self._last_run_input is not None else None
+        return self._latest.last_run_input() if self._latest is not None else None
 
     def redaction_report(self) -> dict[str, Any]:
         """Which keys/patterns are redacted — names only, never values."""
@@ -1218,6 +1278,29 @@ class Agent:
         if honesty is None:
             raise AgentBuildError(f"{door}() needs the honesty extension, which this agent was built without")
         return honesty
+
+
+class _Route(EventLog):
+    """One run's own events (when kept) and its own listener, reached by the agent's router."""
+
+    __slots__ = ("keep", "listener")
+
+    def __init__(self, keep: bool, listener: Callable[[AgentEvent], Any] | None) -> None:
+        super().__init__()
+        self.keep = keep
+        self.listener = listener
+
+
+def _rescrub(log: EventLog, redactor: Redactor) -> None:
+    """Kept events are redacted again with everything the run learned (a secret typed before it was known)."""
+    for event in log:
+        redactor.observe("", event.payload)
+    log[:] = [e.model_copy(update={"payload": redactor.redact(e.payload)}) for e in log]
+
+
+def _conversation_key(conversation: ConversationCheckpoint | None) -> str | None:
+    """The key a turn of a stored conversation holds while it runs (None: a new conversation, never contended)."""
+    return f"conversation:{conversation.run_id}" if conversation is not None and conversation.run_id else None
 
 
 async def _tell_error(run: AgentRun, exc: BaseException) -> None:

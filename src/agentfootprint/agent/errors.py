@@ -328,3 +328,14 @@ class MessageRoleError(AgentFootprintError, ValueError):
         self.role = role
         self.source_id = source_id
         self.provider = provider
+
+
+class NoRunRecordError(AgentFootprintError, ValueError):
+    """A result that carries no record (a result rebuilt from JSON has none): explain its saved recording instead."""
+
+    code = "ERR_NO_RUN_RECORD"
+
+    def __init__(self) -> None:
+        super().__init__(
+            "this result carries no record (a result rebuilt from JSON has none): pass its saved recording instead"
+        )

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from agentfootprint.providers import Usage
+
+if TYPE_CHECKING:
+    from agentfootprint.agent.record import RunRecord
+    from agentfootprint.events import AgentEvent
+    from agentfootprint.flow import FlowSnapshot
 
 CONVERSATION_FORMAT: Literal["agentfootprint.conversation"] = "agentfootprint.conversation"
 PAUSE_FORMAT: Literal["agentfootprint.agent.pause"] = "agentfootprint.agent.pause"
@@ -47,6 +52,42 @@ class RunResult(BaseModel):
     extensions: dict[str, Any] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)
     """Problems the developer should fix, one line each (e.g. a tool that raised); the model saw them as errors."""
+    _record: Any = PrivateAttr(default=None)
+
+    @property
+    def record(self) -> RunRecord | None:
+        """This run's record (snapshot, events, conversation, input): what explain, audit and reports read.
+        None on a result rebuilt from JSON (the record is not part of the result's JSON form)."""
+        return self._record  # type: ignore[no-any-return]
+
+    def recorded(self) -> RunRecord:
+        """This run's record, or ``NoRunRecordError`` for a result that has none (rebuilt from JSON)."""
+        if self._record is None:
+            from agentfootprint.agent.errors import NoRunRecordError
+
+            raise NoRunRecordError()
+        return self._record  # type: ignore[no-any-return]
+
+    def last_snapshot(self) -> FlowSnapshot | None:
+        """This run's served snapshot: a result is a recorded run wherever explain, audit or a report reads one."""
+        return self.recorded().snapshot
+
+    def last_events(self) -> list[AgentEvent]:
+        """This run's own events (kept with ``.keep_events()``), redacted."""
+        return self.recorded().last_events()
+
+    def with_record(self, record: RunRecord) -> RunResult:
+        """This result holding ``record`` (set once, by the runner that made both)."""
+        self._record = record
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        """Equal by what the result says (its fields): the record it holds is not part of its value."""
+        if not isinstance(other, RunResult):
+            return NotImplemented
+        return type(self) is type(other) and self.__dict__ == other.__dict__
+
+    __hash__ = None  # type: ignore[assignment]
 
     def __str__(self) -> str:
         """The answer (or the pending question), then one ``warning:`` line per warning."""

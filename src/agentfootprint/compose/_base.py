@@ -14,6 +14,7 @@ from agentfootprint.agent import (
     Agent,
     AgentPauseCheckpoint,
     ResumeIdentityConflictError,
+    RunRecord,
     RunResult,
     StoppedEarly,
     UnknownSourceError,
@@ -269,13 +270,14 @@ class Composition(ABC):
         else:
             record = open_parent_run(uuid.uuid4().hex, ident, session_id, request)
             owned = True
-        self._last_run_input = {
+        given: dict[str, Any] = {
             "message": run_input.message,
             "history": [],
             "identity": record.identity,
             "session_id": session_id,
             "seed": seed,
         }
+        self._last_run_input = given
         try:
             return await self._execute(
                 record,
@@ -287,6 +289,7 @@ class Composition(ABC):
                     deps=deps,
                 ),
                 key,
+                given,
             )
         finally:
             if owned:
@@ -301,6 +304,7 @@ class Composition(ABC):
         seed: int | None,
         start: Callable[[CompositionRun], Awaitable[FlowResult]],
         key: SealKey | None = None,
+        run_input: dict[str, Any] | None = None,
     ) -> RunResult:
         self._emit(ev.COMPOSITION_ENTER, lambda: CompositionEnter(composition=self.name, kind=self.kind), record.run_id)
         try:
@@ -316,6 +320,10 @@ class Composition(ABC):
         finally:
             await self._events.drain(timeout=5)
         self._last_snapshot = flow.snapshot
+        own = RunRecord(
+            self, record.run_id, flow.snapshot, flow=flow, raw=flow.committed_state, run_input=run_input,
+            identity=record.identity,
+        )  # fmt: skip
         exited = lambda: CompositionExit(composition=self.name, paused=flow.paused)  # noqa: E731
         self._emit(ev.COMPOSITION_EXIT, exited, record.run_id)
         if flow.paused:
@@ -341,7 +349,7 @@ class Composition(ABC):
                 questions=questions if isinstance(questions, dict) else None,
                 checkpoint=cp,
                 session_id=record.session_id,
-            )
+            ).with_record(own)
         self._pending = None
         raw = flow.raw_state()
         served = self._policy().keys or self._policy().patterns
@@ -353,7 +361,7 @@ class Composition(ABC):
             session_id=record.session_id,
             output=thaw((flow.state if served else raw).get("output")),
             stopped_early=self._stopped_early(raw),
-        )
+        ).with_record(own)
 
     def _stopped_early(self, raw: Mapping[str, Any]) -> StoppedEarly | None:
         """A composition's own budget that ended the run early (a Graph's steps); None for the others."""
@@ -395,6 +403,7 @@ class Composition(ABC):
                 None,
                 lambda deps: self.chart.resume(cp.flow, composite, redaction=self._policy(), deps=deps),
                 key,
+                self._last_run_input,
             )
         finally:
             close_parent_run(record)

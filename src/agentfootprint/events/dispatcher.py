@@ -143,10 +143,11 @@ class EventDispatcher:
 
         return unsubscribe
 
-    def copy_listeners_to(self, other: EventDispatcher) -> None:
-        """Subscribe every listener of this dispatcher on ``other`` too (same patterns, same order)."""
+    def copy_listeners_to(self, other: EventDispatcher, *, skip: Listener | None = None) -> None:
+        """Subscribe every listener of this dispatcher (but ``skip``) on ``other`` too (same patterns, same order)."""
         for sub in self._subs:
-            other._subs.append(_Subscription(sub.kind, sub.key, sub.fn))
+            if skip is None or sub.fn != skip:
+                other._subs.append(_Subscription(sub.kind, sub.key, sub.fn))
         other._known |= self._known
         other._routes = {}
 

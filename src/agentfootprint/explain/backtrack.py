@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 from agentfootprint._text import summarize_value
 from agentfootprint.context.window import SUMMARY_PREFIX, folded_span_for
 from agentfootprint.errors import AgentFootprintError
-from agentfootprint.explain._targets import RecordLike
+from agentfootprint.explain._targets import RecordLike, as_target
 from agentfootprint.flow import Commit, FlowSnapshot
 
 SourceKind = Literal["fact", "steering", "instruction", "skill", "memory", "rag", "tool", "message", "system"]
@@ -104,6 +104,7 @@ class Backtrack(BaseModel):
 
 
 def _snapshot_of(target: RecordLike) -> FlowSnapshot:
+    target = as_target(target)
     if isinstance(target, FlowSnapshot):
         return target
     last = getattr(target, "last_snapshot", None)

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from agentfootprint.errors import AgentFootprintError
 from agentfootprint.explain._stats import Verdict
+from agentfootprint.explain._targets import as_target
 from agentfootprint.explain.backtrack import backtrack
 
 if TYPE_CHECKING:
@@ -55,7 +56,9 @@ def _rule_errors(snapshot: Any) -> dict[str, str]:
 
 
 def find_dropped_context(agent: Agent) -> list[DroppedContext]:
-    """Declared facts/steering/instructions/skills/tools that did not reach the final model call, and why."""
+    """Declared facts/steering/instructions/skills/tools that did not reach the final model call, and why (of the
+    agent's latest run, or of a ``RunResult``'s own)."""
+    agent = as_target(agent)
     bt = backtrack(agent)
     snapshot = agent.last_snapshot()
     assert snapshot is not None  # backtrack refused a run-less agent already
@@ -192,6 +195,7 @@ async def confirm_by_restoration(
     from agentfootprint.agent.agent import Agent
     from agentfootprint.context.injection import Trigger
 
+    agent = as_target(agent)
     run_input = agent.last_run_input() if hasattr(agent, "last_run_input") else None
     if run_input is None:
         raise RestorationError("restoration reruns the agent: pass an Agent that has run (a recording cannot rerun)")

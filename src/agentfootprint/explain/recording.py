@@ -10,6 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from agentfootprint.errors import AgentFootprintError, validation_field
+from agentfootprint.explain._targets import as_target
 from agentfootprint.flow import FlowSnapshot
 from agentfootprint.stores.recordings import SQLiteRecordingStore
 
@@ -37,9 +38,12 @@ class Recording(BaseModel):
 
 
 def recording_of(agent: Any) -> Recording:
-    snap = agent.last_snapshot() if hasattr(agent, "last_snapshot") else agent
+    """The recording of a run: a ``RunResult`` (its own record), or an agent's latest finished run."""
+    target = as_target(agent)
+    snap = target.last_snapshot() if hasattr(target, "last_snapshot") else target
     if not isinstance(snap, FlowSnapshot):
         raise InvalidRecordingError("nothing to record: run the agent first")
+    agent = getattr(target, "runner", target)  # a record names the runner that made it
     config = getattr(agent, "config", None)
     return Recording(
         agent=getattr(agent, "name", "agent"),

@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
-from agentfootprint.explain.backtrack import Backtrack, SourceTrail
+from agentfootprint.explain._targets import RecordLike, as_target
+from agentfootprint.explain.backtrack import Backtrack, SourceTrail, backtrack
 from agentfootprint.explain.localize import LocalizationReport
 from agentfootprint.flow import FlowSnapshot
 
@@ -115,7 +116,7 @@ def question_of(bt: Backtrack) -> str | None:
 
 
 def report_html(
-    bt: Backtrack,
+    bt: Backtrack | RecordLike,
     localization: LocalizationReport | None = None,
     *,
     snapshot: FlowSnapshot | None = None,
@@ -125,8 +126,14 @@ def report_html(
 ) -> str:
     """A self-contained HTML page: answer, suspects and verdicts, each source's chain, the highlighted prompt.
 
-    ``app_name`` names the agent in the page (``agent.voice.app_name``); ``commentary`` adds what it did, one line
-    a step (``agent.commentary()``)."""
+    ``bt``: a backtrack, or a run to backtrack (a ``RunResult``, a loaded recording; its snapshot draws the
+    timeline). ``app_name`` names the agent in the page (``agent.voice.app_name``); ``commentary`` adds what it did,
+    one line a step (``agent.commentary()``)."""
+    if not isinstance(bt, Backtrack):
+        run = as_target(bt)
+        if snapshot is None and callable(getattr(run, "last_snapshot", None)):
+            snapshot = run.last_snapshot()
+        bt = backtrack(run)
     actor = app_name if app_name else "the agent"
     title = title if title is not None else f"Why did {actor} answer this?"
     did = "".join(f"<li>{_e(line)}</li>" for line in commentary)

@@ -187,8 +187,8 @@ class RecordedChat:
                 answer=result.answer,
                 run_id=result.run_id,
                 continue_from=continue_from,
-                conversation_after=self._agent.checkpoint() if result.status == "completed" else None,
-                snapshot=self._agent.last_snapshot(),
+                conversation_after=result.recorded().checkpoint() if result.status == "completed" else None,
+                snapshot=result.last_snapshot(),
                 ignored=list(self._ignore),
             )
         )
@@ -221,7 +221,7 @@ class RecordedChat:
         """Re-run turn ``k`` on its recorded history without ``ignore``; a baseline rerun makes the verdict causal."""
         turn = self._turn(k)
         ignored = [str(i) for i in ignore]
-        agent, result = await self._replay(turn, ignored, seed)
+        _, result = await self._replay(turn, ignored, seed)
         changed = _changed(turn.answer, result.answer)
         baseline_answer: str | None = None
         baseline_changed: bool | None = None
@@ -244,8 +244,8 @@ class RecordedChat:
             answer=result.answer,
             run_id=result.run_id,
             continue_from=copy.deepcopy(turn.continue_from),
-            conversation_after=agent.checkpoint() if result.status == "completed" else None,
-            snapshot=agent.last_snapshot(),
+            conversation_after=result.recorded().checkpoint() if result.status == "completed" else None,
+            snapshot=result.last_snapshot(),
             ignored=[*self._ignore, *ignored],
         )
         return TurnRerun(

@@ -122,7 +122,7 @@ def current_turn() -> ServedTurn | None:
 
 
 def ag_ui_app(
-    agent_factory: AgentFactory,
+    agent_factory: AgentFactory | Agent,
     *,
     sessions: SessionStore | None = None,
     frontend_tools: Iterable[FrontendTool | Mapping[str, Any] | Tool] | None = None,
@@ -137,15 +137,19 @@ def ag_ui_app(
     retention_seconds: float | None = None,
     checkpoint_key: str | bytes | None = None,
 ) -> Starlette:
-    """An ASGI app serving ``agent_factory``'s agents over AG-UI at ``POST {path}`` (and ``GET /healthz``).
+    """An ASGI app serving ``agent_factory``'s agents over AG-UI at ``POST {path}`` (and ``GET /healthz``); an
+    ``Agent`` instead of a factory serves every thread with that one instance (turns run side by side).
 
     ``limits``: per-caller admission (429 + Retry-After); ``retention_seconds``: threads not written for that long
     are deleted (checked at start and periodically); ``max_message_bytes``: the largest message a turn may carry;
     ``checkpoint_key``: the host seals the pause and conversation it stores (HMAC-SHA256, bound to the thread) and
     refuses a stored one whose seal is missing or wrong (``ERR_CHECKPOINT_SEAL``, field ``seal``) before anything
     runs."""
+    if isinstance(agent_factory, Agent):  # one instance serves every thread at once: a run is a value
+        shared = agent_factory
+        agent_factory = lambda: shared  # noqa: E731
     if not callable(agent_factory):
-        raise HostingConfigError("agent_factory must be a callable returning an Agent")
+        raise HostingConfigError("agent_factory must be an Agent, or a callable returning an Agent")
     if not isinstance(path, str) or not path.startswith("/") or path == "/healthz" or path.endswith("/"):
         raise HostingConfigError("path must start with '/', not end with '/', and not be '/healthz'")
     max_body_bytes = _positive(max_body_bytes, "max_body_bytes")
@@ -573,9 +577,7 @@ class _Host:
             context = contextvars.copy_context()
             context.run(_CURRENT_TURN.set, served)
             agent, frontend = context.run(self._agent, plan, pause)
-            for kind in AgUiTranslator.EVENTS:
-                agent.on(kind, translator)
-            task = asyncio.create_task(self._run(agent, plan, lease, served), context=context)
+            task = asyncio.create_task(self._run(agent, plan, lease, served, translator), context=context)
             beat = asyncio.create_task(self._heartbeat(lease, task, lost))
             try:
                 result = await task
@@ -584,7 +586,7 @@ class _Host:
                     raise LeaseLostError("the thread's lease was lost while the turn ran") from None
                 raise
             record, finished = self._finish(plan, lease, translator, agent, frontend, result)
-            await self.store.save(lease, seal_record(lease.thread_id, record, self.key), _recording(agent))
+            await self.store.save(lease, seal_record(lease.thread_id, record, self.key), _recording(result))
             saved = True
             return _Served(result, finished, record.pause)
         except BaseException:
@@ -628,8 +630,11 @@ class _Host:
             agent = agent.with_tools(*extra)
         return agent, frozenset(tool.name for tool in extra)
 
-    async def _run(self, agent: Agent, plan: TurnPlan, lease: ThreadLease, served: ServedTurn) -> RunResult:
-        """The turn, run for ``served`` (its tools see it as ``ctx.request``; an unlinked member never does)."""
+    async def _run(
+        self, agent: Agent, plan: TurnPlan, lease: ThreadLease, served: ServedTurn, translator: AgUiTranslator
+    ) -> RunResult:
+        """The turn, run for ``served`` (its tools see it as ``ctx.request``; an unlinked member never does); its
+        own events, and no other turn's, go to ``translator`` (one agent instance serves every thread at once)."""
         if plan.kind == "message":
             assert plan.message is not None
             return await agent.run(
@@ -638,11 +643,17 @@ class _Host:
                 session_id=plan.thread_id,
                 continue_from=lease.record.conversation,
                 request=served,
+                on_event=translator,
             )
         pause = lease.record.pause
         assert pause is not None
         return await agent.resume(
-            pause.checkpoint, _answer(plan, pause), identity=plan.identity, session_id=plan.thread_id, request=served
+            pause.checkpoint,
+            _answer(plan, pause),
+            identity=plan.identity,
+            session_id=plan.thread_id,
+            request=served,
+            on_event=translator,
         )
 
     def _finish(
@@ -665,7 +676,10 @@ class _Host:
             )
         ]
         if result.status == "completed":
-            record = ThreadRecord(messages=tuple(messages), conversation=agent.checkpoint(), pause=None)
+            own = result.record
+            record = ThreadRecord(
+                messages=tuple(messages), conversation=own.checkpoint() if own is not None else None, pause=None
+            )
             outcome: Any = RunFinishedSuccessOutcome()
         else:
             pause = _pause_record(result, translator, frontend)
@@ -675,10 +689,10 @@ class _Host:
         return record, finished
 
 
-def _recording(agent: Agent) -> str | None:
+def _recording(result: RunResult) -> str | None:
     """The run just served as recording JSON text (its snapshot is the redacted view), or None if nothing ran."""
     try:
-        return recording_of(agent).model_dump_json()
+        return recording_of(result).model_dump_json()
     except InvalidRecordingError:
         return None
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from agentfootprint._loader import FactoryPathError, import_path
 from agentfootprint._sync import run_sync
-from agentfootprint.agent import Agent
+from agentfootprint.agent import Agent, RunResult
 from agentfootprint.scale.spec import AgentFactoryError, RunOutcome, RunSpec, describe_error
 
 AgentFactory = Callable[[], Agent]
@@ -38,13 +38,14 @@ def build_agent(path: str) -> Agent:
     return agent
 
 
-def _recording(agent: Agent | None) -> dict[str, Any] | None:
-    if agent is None or agent.last_snapshot() is None:
+def _recording(source: Agent | RunResult | None) -> dict[str, Any] | None:
+    """The run's recording as JSON: a result's own record, or (after a crash) the agent's latest leg."""
+    if source is None or source.last_snapshot() is None:
         return None
     from agentfootprint.explain.recording import recording_of
 
     try:
-        return recording_of(agent).model_dump(mode="json")
+        return recording_of(source).model_dump(mode="json")
     except Exception:
         return None
 
@@ -78,7 +79,7 @@ async def run_spec(spec: RunSpec) -> RunOutcome:
         status=result.status,
         answer=result.answer,
         run_id=result.run_id,
-        recording=_recording(agent),
+        recording=_recording(result),
         elapsed_s=time.perf_counter() - started,
         worker=worker_label(),
     )
