@@ -2,7 +2,6 @@
 
 from typing import TYPE_CHECKING
 
-from agentfootprint._features import ExtensionFactory as _ExtensionFactory
 from agentfootprint._features import install_features as _install_features
 from agentfootprint._lazy import lazy_exports as _lazy_exports
 from agentfootprint._version import __version__ as __version__
@@ -227,6 +226,7 @@ __getattr__, __dir__ = _lazy_exports(
 
 
 if TYPE_CHECKING:  # the features the agent's builder constructs, loaded by _Features only when asked for
+    from agentfootprint._features import ExtensionFactory as _ExtensionFactory
     from agentfootprint.extensions.answer_contract import AnswerContract as _AnswerContract
     from agentfootprint.extensions.artifacts import Artifacts as _Artifacts
     from agentfootprint.extensions.credentials import Credentials as _Credentials

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from agentfootprint._features import ExtensionFactory, installed_defaults
+from agentfootprint._features import installed_defaults
 from agentfootprint.agent._seal import SealKey
 from agentfootprint.agent.consent import DecisionLedger, process_decision_ledger
 from agentfootprint.agent.extension import Extension
@@ -19,6 +19,9 @@ from agentfootprint.flow import RedactionPolicy
 from agentfootprint.flow.recording import DEFAULT_DIALS, RecordingDials
 from agentfootprint.providers import Provider, ThinkingHandler
 from agentfootprint.tools import PermissionChecker, Tool
+
+if TYPE_CHECKING:
+    from agentfootprint._features import ExtensionFactory
 
 READ_SKILL = "read_skill"
 
