@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from agentfootprint import Agent, define_fact
 from agentfootprint.explain import LocalizationReport, localize_context_bug
 from agentfootprint.explain._pooled import SEARCH_BASE
-from agentfootprint.explain._stats import fisher_power, holm, plan_samples
+from agentfootprint.explain._stats import binomial_upper, fisher_power, holm, plan_samples
 from agentfootprint.providers import LLMRequest, mock
 
 Rule = Callable[[set[str]], bool]
@@ -104,6 +104,47 @@ async def test_no_culprit_is_reported_clean(noise: float) -> None:
     assert confirmed(report) == set()
     if noise:  # the baseline mostly gives the other answer: nothing is judged, and the report says why
         assert "answer-not-reproducible" in report.honesty_flags and report.reruns == 6
+
+
+def scripted(n: int, rule: Rule, hide: Callable[[int | None, int], bool]) -> Agent:
+    """Like ``build``, but the noise is scripted: ``hide(seed, facts present)`` flips the answer."""
+    texts = {f"f{i}": f"Note {i}: item {i * 7 % 11}." for i in range(n)}
+
+    def respond(req: LLMRequest) -> Any:
+        present = {k for k, v in texts.items() if v in req.system_prompt}
+        wrong = rule(present) ^ hide(req.seed, len(present))
+        return "WRONG answer" if wrong else "RIGHT answer"
+
+    builder = Agent.create(provider=mock(respond=respond), model="m", name="t")
+    for key, text in texts.items():
+        builder = builder.fact(define_fact(id=key, data=text))
+    return builder.build()
+
+
+async def test_a_baseline_that_flips_four_of_six_by_chance_grows_before_calling_the_answer_unreproducible() -> None:
+    """Seeds 0, 1, 3 and 4 flip the baseline (noise): 4 of 6 is no evidence of a rate above 1/2, so the baseline
+    grows and the culprit is still judged."""
+    report = await localized(scripted(8, lambda p: "f2" in p, lambda seed, n: seed in (0, 1, 3, 4) and n == 8))
+    assert "answer-not-reproducible" not in report.honesty_flags
+    assert confirmed(report) == {("f2",)}
+
+
+async def test_one_noisy_answer_at_the_start_of_the_search_does_not_end_it() -> None:
+    """Every arm's first search rerun hides the flip: the search asks again before concluding nothing flips."""
+    report = await localized(scripted(30, lambda p: "f9" in p, lambda seed, n: seed == SEARCH_BASE and n < 30))
+    assert confirmed(report) == {("f9",)}
+    assert "no-flip-with-everything-ablated" not in report.honesty_flags
+
+
+def test_binomial_upper_tail() -> None:
+    assert binomial_upper(0, 6) == 1.0 and binomial_upper(7, 6) == 0.0
+    assert binomial_upper(6, 6) == pytest.approx(1 / 64) and binomial_upper(4, 6) == pytest.approx(22 / 64)
+    assert binomial_upper(1, 0) == 1.0
+
+
+@given(st.integers(0, 30), st.integers(1, 30))
+def test_binomial_upper_falls_as_more_flips_are_asked(k: int, n: int) -> None:
+    assert binomial_upper(k + 1, n) <= binomial_upper(k, n) <= 1.0
 
 
 async def test_search_reruns_use_their_own_seeds_and_confirmations_seeds_they_never_used() -> None:

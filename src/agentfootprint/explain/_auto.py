@@ -26,6 +26,7 @@ CAP = 100
 MAX_SETS = 8
 MAX_ATTEMPTS = 6
 RECHECK_POSTERIOR = 0.97
+RECHECK_NONE = 2
 
 
 @dataclass
@@ -245,21 +246,38 @@ class PooledSearch:
             self.out.stopped_early = True
         return h
 
+    async def _recheck_none(self, t: Transition) -> int:
+        """The bisection's pick; "nothing flips" is concluded only after the whole order was asked again twice (a
+        clean-looking baseline makes the search trust single answers, and one noisy answer must not end it)."""
+        h = t.best()
+        if h > len(t.order) and t.order:
+            for _ in range(RECHECK_NONE):
+                await t.ask(len(t.order))
+            h = await self._resume(t, RECHECK_POSTERIOR)
+        return h
+
+    async def _masked(self, order: list[str]) -> tuple[Transition, int] | None:
+        """When ablating everything does not flip: a flipping subset found with random masks, then bisected."""
+        for flag in ("no-flip-with-everything-ablated", "removable-source-may-carry-right-answer"):
+            if flag not in self.out.flags:
+                self.out.flags.append(flag)
+        mask = await flipping_mask(self.oracle, order, self.seed)
+        if mask is None:
+            return None
+        t = await self._bisect(frozenset(), self._ordered(mask), 0.0, 0.02)
+        h = await self._recheck_none(t)
+        return None if h > len(t.order) else (t, h)
+
     async def locate(self, rest: Arm, *, first: bool) -> Check | None:
         """A confirmed, 1-minimal culprit set within ``rest`` (or the last check that failed, or None)."""
         t = await self._bisect(frozenset(), self._ordered(rest), 0.0, 0.2)
-        h = t.best()
+        h = await self._recheck_none(t)
+        masked = False
         if h > len(t.order):
-            if not first:
+            found = await self._masked(t.order) if first else None
+            if found is None:
                 return None
-            self.out.flags += ["no-flip-with-everything-ablated", "removable-source-may-carry-right-answer"]
-            mask = await flipping_mask(self.oracle, t.order, self.seed)
-            if mask is None:
-                return None
-            t = await self._bisect(frozenset(), self._ordered(mask), 0.0, 0.02)
-            h = t.best()
-            if h > len(t.order):
-                return None
+            (t, h), masked = found, True
         members: list[str] = []
         last: Check | None = None
         fixed: list[str] | None = None  # a set to judge as it is (a member the search misjudged was dropped)
@@ -272,6 +290,12 @@ class PooledSearch:
                     await t.ask(first_h - 1)
                 h = await self._resume(t, RECHECK_POSTERIOR)
                 first_h = h
+            if h > len(t.order) and first and not masked:  # the prefixes stopped flipping once asked again
+                found = await self._masked(first_t.order)
+                if found is None:
+                    return last
+                (t, h), masked, members, fixed = found, True, [], None
+                first_t, first_h = t, h
             if h > len(t.order):
                 return last
             candidate = fixed if fixed is not None else members + ([t.order[h - 1]] if h >= 1 else [])

@@ -22,6 +22,11 @@ def fisher_one_sided(flips: int, samples: int, base_flips: int, base_samples: in
     return min(1.0, tail / denom)
 
 
+def binomial_upper(k: int, n: int, p: float = 0.5) -> float:
+    """P(at least ``k`` of ``n`` independent samples flip when each flips with probability ``p``)."""
+    return sum(comb(n, i) * p**i * (1.0 - p) ** (n - i) for i in range(max(0, k), n + 1)) if n > 0 else 1.0
+
+
 def majority_verdict(flips: int, samples: int) -> Verdict:
     """The plain rule: confirmed when more than half flipped, not-confirmed when none did, else inconclusive."""
     if flips * 2 > samples:

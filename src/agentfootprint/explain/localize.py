@@ -14,11 +14,11 @@ from agentfootprint._progress import ProgressBar
 from agentfootprint._sync import run_sync
 from agentfootprint.errors import AgentFootprintError
 from agentfootprint.explain._arms import BASELINE, ArmResult, Judge, Rerun, Sampler
-from agentfootprint.explain._auto import Confirmer, PooledSearch
+from agentfootprint.explain._auto import CAP, Confirmer, PooledSearch
 from agentfootprint.explain._group import Candidate, GroupSearch
 from agentfootprint.explain._pooled import NoiseLog
 from agentfootprint.explain._replay import ReplayCache, RerunWorld, rerun_agent
-from agentfootprint.explain._stats import FISHER_TEST, HOLM, POWER, Verdict, majority_verdict
+from agentfootprint.explain._stats import FISHER_TEST, HOLM, POWER, Verdict, binomial_upper, majority_verdict
 from agentfootprint.explain._targets import RecordLike, Rerunnable, explained
 from agentfootprint.explain.backtrack import Backtrack, BacktrackError, SourceTrail, backtrack
 from agentfootprint.explain.scoring import (
@@ -593,13 +593,17 @@ class _Localization:
         flips = sum(1 for o in base if o)
         self.base = ArmResult(BASELINE, "inconclusive", flips, len(base), sum(1 for o in base if o is None), flips,
                               None, True)  # fmt: skip
-        if flips * 2 > len(base):  # the wrong answer may be the model's rare one: look twice as long before judging
-            base = await confirmer.baseline(0, 2 * max(1, judge.samples))
-            flips = sum(1 for o in base if o)
-            self.base = ArmResult(BASELINE, "inconclusive", flips, len(base), 0, flips, None, True)
-            if flips * 2 > len(base):
+        size = max(1, judge.samples)
+        # the wrong answer may be the model's rare one: the baseline grows (doubling) while it flips more than half
+        # of the time, until a binomial test says its flip rate is above 1/2 (or the cap is reached)
+        while flips * 2 > len(base):
+            if binomial_upper(flips, len(base)) <= judge.alpha or size >= CAP:
                 self.flags.append("answer-not-reproducible")
                 return
+            size = min(CAP, 2 * size)
+            base = await confirmer.baseline(0, size)
+            flips = sum(1 for o in base if o)
+            self.base = ArmResult(BASELINE, "inconclusive", flips, len(base), 0, flips, None, True)
         population = [s.id for s, _ in self.ranked_all]
         found: list[frozenset[str]] = []
         whole = self.search == "auto" and 0 < len(population) <= min(len(self.singles), AUTO_SINGLES)
