@@ -47,7 +47,7 @@ from agentfootprint.agent._output import (
 from agentfootprint.agent._resume import caller, prepare_resume, run_redaction, stamp, stored_conversation
 from agentfootprint.agent._roles import check_message_roles
 from agentfootprint.agent._run import AgentRun
-from agentfootprint.agent._run_input import normalize_run_input
+from agentfootprint.agent._run_input import TurnInput, normalize_run_input
 from agentfootprint.agent._seal import seal, seal_key
 from agentfootprint.agent._stages import Catalog, read_skill_tool
 from agentfootprint.agent.builder import AgentBuilder
@@ -83,6 +83,7 @@ from agentfootprint.agent.voice import Voice
 from agentfootprint.context.memory import remember_turn
 from agentfootprint.events import AgentEvent, EventDispatcher, EventSink
 from agentfootprint.events import types as ev
+from agentfootprint.events.catalogue import AgentRunConfigured, AgentTurnEnd, AgentTurnStart, ErrorRun, PauseResumed
 from agentfootprint.flow import (
     FlowChart,
     FlowResult,
@@ -618,27 +619,19 @@ class Agent:
         if redactor.active:  # learn the secrets a listener could see before the run writes them anywhere
             redactor.observe("", {"history": replay if replay is not None else prior, "input": learn or {}})
         run = self._context(run_id, identity, options, redactor, message, carried=carried, request=request, link=link)
-        args = {
-            "message": message,
-            "history": replay if replay is not None else prior,
-            "history_complete": replay is not None,
-            "run_id": run_id,
-            "session_id": run.session_id,
-            "identity": _identity_dict(identity),
-        }
-        if time is not None:
-            args["time"] = time
-        if conversation is not None and conversation.folded:
-            args["folded"] = conversation.folded
-        if conversation is not None and conversation.window_measure:
-            args["window_measure"] = conversation.window_measure
-        run.run_input = {
-            "message": message,
-            "history": prior,
-            "identity": identity,
-            "session_id": run.session_id,
-            "seed": options.seed,
-        }
+        turn = TurnInput.for_turn(
+            message,
+            prior,
+            run_id=run_id,
+            session_id=run.session_id,
+            identity=identity,
+            seed=options.seed,
+            replay=replay,
+            time=time,
+            conversation=conversation,
+        )
+        run.run_input = turn.run_input()
+        args = turn.args()
         return await self._execute(
             run,
             options.on_event,
@@ -667,9 +660,9 @@ class Agent:
         try:
             run.emit(
                 ev.AGENT_TURN_START,
-                lambda: {"agent": self.name, "session_id": run.session_id, "message": run.original_input},
+                lambda: AgentTurnStart(agent=self.name, session_id=run.session_id, message=run.original_input),
             )
-            run.emit(ev.AGENT_RUN_CONFIGURED, lambda: run_manifest(self.config, self.runner_name))
+            run.emit(ev.AGENT_RUN_CONFIGURED, lambda: AgentRunConfigured(**run_manifest(self.config, self.runner_name)))
             await run.each("before_run")
             try:
                 flow: FlowResult = await start()
@@ -716,7 +709,7 @@ class Agent:
             self._latest = self._recorded(run, log, prior.snapshot, raw=prior.committed_state(), **refused)
         if isinstance(exc, ValidationError):  # never let pydantic's text (it quotes values) out of a door
             exc = RunDataError.from_validation(exc)
-        run.emit(ev.ERROR_RUN, lambda: {"error_type": type(exc).__name__, "code": getattr(exc, "code", None)})
+        run.emit(ev.ERROR_RUN, lambda: ErrorRun(error_type=type(exc).__name__, code=getattr(exc, "code", None)))
         history = list((raw or {}).get("history") or [])
         checkpoint = self._conversation(run, history, run.last_completed_iteration, raw)
         scrub = run.redactor.scrub_text if run.redactor.active else None
@@ -810,14 +803,16 @@ class Agent:
         stopped_model = StoppedEarly.model_validate(stopped) if stopped else None
         served_answer = flow.state.get("answer") if isinstance(flow.state.get("answer"), str) else answer
 
-        def turn_end() -> dict[str, Any]:
-            payload = {"status": "completed", "answer": answer, "iterations": iterations, "usage": usage.model_dump()}
+        def turn_end() -> AgentTurnEnd:
+            extra: dict[str, Any] = {}
             if stopped_model is not None:  # a limit ended the turn: say so where dashboards read the outcome
-                payload["stopped_early"] = stopped_model.model_dump()
+                extra["stopped_early"] = stopped_model.model_dump()
             limits = coverage_of(raw)
             if limits is not None:  # a typed answer's limits travel beside it
-                payload["answer_coverage"] = limits.model_dump(mode="json")
-            return payload
+                extra["answer_coverage"] = limits.model_dump(mode="json")
+            return AgentTurnEnd(
+                status="completed", answer=answer, iterations=iterations, usage=usage.model_dump(), **extra
+            )
 
         run.emit(ev.AGENT_TURN_END, turn_end)
         return RunResult(
@@ -873,7 +868,7 @@ class Agent:
         record.identity = run.identity
         record.pending = dict(pending)
         question = run.redactor.redact(data["question"]) if run.redactor.active else data["question"]
-        run.emit(ev.AGENT_TURN_END, lambda: {"status": "paused", "iterations": iterations})
+        run.emit(ev.AGENT_TURN_END, lambda: AgentTurnEnd(status="paused", iterations=iterations))
         return RunResult(
             status="paused",
             run_id=flow.run_id,
@@ -1000,7 +995,7 @@ class Agent:
         if dropped is not None:
             self._abandoned.append(dict(dropped))
             if self._events.has_listeners(ev.PAUSE_RESUMED):
-                self._events.emit(ev.PAUSE_RESUMED, {"kind": "abandoned", **dropped})
+                self._events.emit(ev.PAUSE_RESUMED, PauseResumed(kind="abandoned", **dropped))
         return dict(dropped) if dropped is not None else None
 
     @property
