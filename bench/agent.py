@@ -11,6 +11,7 @@ import sys
 import time
 import tracemalloc
 import warnings
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -62,9 +63,13 @@ def our_turn_agent(declined: tuple[str, ...] = ()) -> Any:
     # record_requests=False: the mock's request transcript is test instrumentation (a deep copy of every request,
     # kept for the provider's life); pydantic-ai's FunctionModel keeps none either. The run's own record is complete.
     provider = mock(respond=_respond, record_requests=False)
-    builder = Agent.create(provider=provider, model="m", max_iterations=5).system(SYSTEM).tool(WEATHER)
-    builder._declined.update(declined)  # diagnostic arm only: the share of the extensions every agent gets
-    return builder.build()
+    agent = Agent.create(provider=provider, model="m", max_iterations=5).system(SYSTEM).tool(WEATHER).build()
+    if not declined:
+        return agent
+    # diagnostic arm only: the share of the extensions every agent gets (the config's default list, left out)
+    defaults = tuple(f for f in agent.config.default_extensions if getattr(f, "name", None) not in declined)
+    kept = tuple(e for e in agent.config.extensions if e.name not in declined)
+    return Agent(replace(agent.config, default_extensions=defaults, extensions=kept))
 
 
 def _median_ratio(a: list[float], b: list[float]) -> float:
