@@ -9,7 +9,7 @@ import weakref
 from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, cast, overload
+from typing import Any, ClassVar, Literal, TypeVar, cast, overload
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError
@@ -97,9 +97,6 @@ from agentfootprint.flow.recording import RecordingDials
 from agentfootprint.identity import Identity
 from agentfootprint.providers import Provider, Usage
 from agentfootprint.tools import DuplicateToolError, Tool
-
-if TYPE_CHECKING:  # the honesty extension's results (the agent never imports the layer above it)
-    from agentfootprint.honesty import Assessment, CheckInPack, Explanation, RecordedChat, UnsupportedValues
 
 T = TypeVar("T", bound=BaseModel)
 E = TypeVar("E", bound=Extension)
@@ -1236,21 +1233,21 @@ class Agent:
         holder = next((e for e in self.config.extensions if isinstance(e, HoldsArtifactStore)), None)
         return holder.get_store() if holder is not None else None
 
-    def unsupported_values(self) -> UnsupportedValues | None:
-        """The last answer's names/numbers found in no evidence (None when all were grounded or no gate ran)."""
+    def unsupported_values(self) -> Any:
+        """The last answer's names/numbers found in no evidence (honesty's ``UnsupportedValues``), or None."""
         gate = next((e for e in self.config.extensions if isinstance(e, ChecksAnswerValues)), None)
         return gate.unsupported_values(self) if gate is not None else None
 
-    async def assessment(self, *, output_schema: Any = None) -> Assessment | None:
-        """The last answer's standing folded from its committed record (None: no run, in flight, or refused)."""
+    async def assessment(self, *, output_schema: Any = None) -> Any:
+        """The last answer's standing from its record (honesty's ``Assessment``; None: no run, in flight, refused)."""
         honesty = self._honesty()
         if self._in_flight or honesty is None:
             return None
         schema = output_schema if output_schema is not None else self.config.output_schema
         return honesty.assessment(self, schema)
 
-    def pending_check_in(self) -> CheckInPack | None:
-        """The evidence pack of the check-in this agent is paused on (will_do, read, drivers, trail), or None."""
+    def pending_check_in(self) -> Any:
+        """The evidence pack (honesty's ``CheckInPack``) of the check-in this agent is paused on, or None."""
         honesty = self._honesty()
         return honesty.pending_check_in(self) if honesty is not None else None
 
@@ -1260,12 +1257,12 @@ class Agent:
         honesty = self._honesty()
         return honesty is not None and honesty.can_explain(self)
 
-    def why(self, question: str | None = None) -> Explanation:
-        """Answer "why did you say X?" about the last answer from its recording only (no model call)."""
+    def why(self, question: str | None = None) -> Any:
+        """Answer "why did you say X?" from the last answer's recording only (honesty's ``Explanation``)."""
         return self._required("why").why(self, question)
 
-    def chat(self) -> RecordedChat:
-        """A recorded chat on fresh agents built like this one (send, reason, why, rerun_turn, fork)."""
+    def chat(self) -> Any:
+        """A recorded chat on fresh agents built like this one (honesty's ``RecordedChat``)."""
         return self._required("chat").chat(self)
 
     def _required(self, door: str) -> AnswersFromRecord:

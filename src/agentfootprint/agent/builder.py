@@ -52,8 +52,6 @@ from agentfootprint.tools import PermissionChecker, Tool, ToolProvider
 
 if TYPE_CHECKING:
     from agentfootprint.agent.agent import Agent
-    from agentfootprint.extensions.answer_contract import AnswerContract
-    from agentfootprint.extensions.declared_structure import DeclaredStructure
 
 _DECLARED = object()
 X = TypeVar("X", bound=Extension)
@@ -501,7 +499,7 @@ class AgentBuilder:
         return self._once("skill_graph", lambda: features().skill_graph(graph=graph, continuity=continuity))
 
     # -- what travels with the answer (one AnswerContract object that each option arms) ------------------------
-    def _arm(self, arm: Callable[[AnswerContract], object]) -> AgentBuilder:
+    def _arm(self, arm: Callable[[Any], object]) -> AgentBuilder:  # the extensions layer's AnswerContract
         with _build_error("ERR_ANSWER_CONTRACT"):
             arm(self._shared(features().answer_contract))
         return self
@@ -542,7 +540,7 @@ class AgentBuilder:
         return self._arm(lambda contract: contract.arm_standing(standing_line))
 
     # -- declared structure (one DeclaredStructure object that each option arms) -------------------------------
-    def _declare(self, arm: Callable[[DeclaredStructure], R]) -> R:
+    def _declare(self, arm: Callable[[Any], R]) -> R:  # the extensions layer's DeclaredStructure
         with _build_error("ERR_DECLARED_STRUCTURE"):
             return arm(self._shared(features().declared_structure))
 

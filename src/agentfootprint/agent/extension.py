@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from agentfootprint.agent.agent import Agent
     from agentfootprint.agent.config import AgentConfig
     from agentfootprint.agent.turn import Turn, UsageTotal
-    from agentfootprint.honesty import Assessment, CheckInPack, Explanation, RecordedChat, UnsupportedValues
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 
@@ -327,20 +326,23 @@ def check_extension(ext: object) -> Extension:
 @runtime_checkable
 class AnswersFromRecord(Protocol):
     """Reads an agent's record to say how sure its answer is and why (the honesty extension): the agent's
-    ``assessment``, ``pending_check_in``, ``can_explain``, ``why`` and ``chat`` doors open onto it."""
+    ``assessment``, ``pending_check_in``, ``can_explain``, ``why`` and ``chat`` doors open onto it. What it answers
+    are the honesty layer's types (``Assessment``, ``CheckInPack``, ``Explanation``, ``RecordedChat``), which the
+    agent layer below it does not name."""
 
-    def assessment(self, agent: Agent, output_schema: Any) -> Assessment | None: ...
-    def pending_check_in(self, agent: Agent) -> CheckInPack | None: ...
+    def assessment(self, agent: Agent, output_schema: Any) -> Any: ...
+    def pending_check_in(self, agent: Agent) -> Any: ...
     def can_explain(self, agent: Agent) -> bool: ...
-    def why(self, agent: Agent, question: str | None) -> Explanation: ...
-    def chat(self, agent: Agent) -> RecordedChat: ...
+    def why(self, agent: Agent, question: str | None) -> Any: ...
+    def chat(self, agent: Agent) -> Any: ...
 
 
 @runtime_checkable
 class ChecksAnswerValues(Protocol):
-    """Checks the names and numbers of an answer against its evidence (``agent.unsupported_values()``)."""
+    """Checks the names and numbers of an answer against its evidence (``agent.unsupported_values()``: the honesty
+    layer's ``UnsupportedValues``, or None)."""
 
-    def unsupported_values(self, agent: Agent) -> UnsupportedValues | None: ...
+    def unsupported_values(self, agent: Agent) -> Any: ...
 
 
 @runtime_checkable
