@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from hypothesis import given, settings
@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from agentfootprint import Agent, define_fact
 from agentfootprint.explain import LocalizationReport, localize_context_bug
-from agentfootprint.explain._pooled import SEARCH_BASE
+from agentfootprint.explain._arms import Sampler
+from agentfootprint.explain._pooled import SEARCH_BASE, SURE_NO_LOG_ODDS, NoiseLog, Oracle
 from agentfootprint.explain._stats import binomial_upper, fisher_power, holm, plan_samples
 from agentfootprint.providers import LLMRequest, mock
 
@@ -134,6 +135,57 @@ async def test_one_noisy_answer_at_the_start_of_the_search_does_not_end_it() -> 
     report = await localized(scripted(30, lambda p: "f9" in p, lambda seed, n: seed == SEARCH_BASE and n < 30))
     assert confirmed(report) == {("f9",)}
     assert "no-flip-with-everything-ablated" not in report.honesty_flags
+
+
+async def test_a_grown_baseline_that_flips_above_half_voids_every_confirmation() -> None:
+    """The first three baseline samples keep the wrong answer, the later ones mostly do not: the answer examined
+    was the model's rare one after all, and nothing is confirmed against it."""
+
+    def hide(seed: int | None, n: int) -> bool:
+        if seed is None or seed < 3:
+            return False
+        if seed >= SEARCH_BASE:  # a noisy search: the samples per arm grow, the baseline with them
+            return noisy(seed * 31 + n, "s", 0.25)
+        return n == 10 and noisy(seed, "late", 0.8)  # only the baseline (all ten facts) turns
+
+    report = await localized(scripted(10, lambda p: "f4" in p, hide))
+    assert "answer-not-reproducible" in report.honesty_flags
+    assert confirmed(report) == set()
+    (culprit,) = [c for c in report.culprit_sets if c.ids == ("f4",)]
+    assert culprit.verdict == "inconclusive" and culprit.flips == culprit.samples  # it beat the baseline: voided
+
+
+async def test_a_redundant_pair_on_a_noisy_model_is_not_proposed_one_member_at_a_time() -> None:
+    def hide(seed: int | None, n: int) -> bool:  # the noise shows in the search from its first answers
+        return seed is not None and seed >= SEARCH_BASE and noisy(seed * 31 + n, "s", 0.15)
+
+    report = await localized(scripted(30, lambda p: bool({"f4", "f9"} & p), hide))
+    assert confirmed(report) == {("f4", "f9")}
+    judged = {c.ids for c in report.culprit_sets}
+    assert ("f4",) not in judged and ("f9",) not in judged  # no member judged alone (and counted by Holm)
+
+
+class Scripted:
+    """A sampler whose search answers are scripted, in order."""
+
+    def __init__(self, answers: list[bool]) -> None:
+        self.answers = answers
+
+    async def sample_range(self, arm: frozenset[str], start: int, stop: int) -> list[bool | None]:
+        return [self.answers.pop(0) for _ in range(start, stop)]
+
+
+async def test_the_partner_check_needs_stronger_evidence_to_say_nothing_flips() -> None:
+    answers = [False, False, True, True, True, True]  # at 10 % noise two answers settle an ordinary test
+    oracle = Oracle(cast(Sampler, Scripted(list(answers))), NoiseLog(base_flips=1, base_samples=10))
+    assert await oracle.test(frozenset({"a"})) is False
+    oracle = Oracle(cast(Sampler, Scripted(list(answers))), NoiseLog(base_flips=1, base_samples=10))
+    assert await oracle.test(frozenset({"a"}), sure_no=SURE_NO_LOG_ODDS) is True
+
+
+def test_the_noise_bound_for_sample_sizes_sits_above_the_rate_seen_once_noise_showed() -> None:
+    assert NoiseLog(base_samples=10).upper() == 0.0
+    assert NoiseLog(base_flips=1, base_samples=10).upper() == pytest.approx(0.1 + 0.3 / 10**0.5)
 
 
 def test_binomial_upper_tail() -> None:

@@ -13,6 +13,7 @@ from agentfootprint.explain._hitting import hitting_sets
 from agentfootprint.explain._pooled import (
     SEARCH_BASE,
     STOP_POSTERIOR,
+    SURE_NO_LOG_ODDS,
     NoiseLog,
     Oracle,
     Transition,
@@ -27,6 +28,7 @@ MAX_SETS = 8
 MAX_ATTEMPTS = 6
 RECHECK_POSTERIOR = 0.97
 RECHECK_NONE = 2
+INSIST = 2
 
 
 @dataclass
@@ -84,7 +86,7 @@ class Confirmer:
 
     def plan(self, family: int) -> int:
         """Samples per arm that reach the stated power at ``alpha / family`` under the noise seen so far."""
-        n = plan_samples(self.noise.rate(), self.alpha / max(1, family), cap=CAP)
+        n = plan_samples(self.noise.upper(), self.alpha / max(1, family), cap=CAP)
         if n is None:
             self.short = True
             n = CAP
@@ -169,13 +171,20 @@ class Confirmer:
             else:
                 c.verdict = "not-confirmed"
 
+    def void(self) -> None:
+        """The baseline turned out to flip more than half of the time: no arm is confirmed against it."""
+        for c in self.checks:
+            if c.verdict == "confirmed":
+                c.verdict = "inconclusive"
+
     async def finish(self) -> None:
         """Once the family is complete: an arm that would be confirmed but for the correction Holm needs for the
         final family size is judged once more, on indices it never used, with the samples that family needs."""
         self.judge()
-        short = [c for c in self.checks if c.verdict != "confirmed" and c.majority and c.p_value <= self.alpha]
+        latest = {c.arm: c for c in self.checks}  # an arm judged more than once stands by its last check
+        short = [c.arm for c in latest.values() if c.verdict != "confirmed" and c.majority and c.p_value <= self.alpha]
         if short:
-            await self.check([c.arm for c in short])
+            await self.check(short)
 
 
 @dataclass
@@ -227,7 +236,7 @@ class PooledSearch:
             return check.arm if check is not None and check.verdict == "confirmed" and check.minimal else None
 
         async def flips(rest: Arm) -> bool:
-            return await self.oracle.test(rest)
+            return await self.oracle.test(rest, sure_no=SURE_NO_LOG_ODDS)
 
         if await hitting_sets(
             everything, found, max_sets=self.max_sets, flips=flips, locate=locate, order=self._ordered
@@ -268,6 +277,14 @@ class PooledSearch:
         h = await self._recheck_none(t)
         return None if h > len(t.order) else (t, h)
 
+    async def _screened_out(self, candidate: list[str]) -> bool:
+        """On a model that has shown noise, a single source is first tested alone with search reruns (seeds the
+        confirmation never uses), so a member of a redundant pair or a vote is not proposed alone: a proposal that
+        fails would enlarge the family Holm's correction covers for every later one."""
+        if len(candidate) != 1 or self.oracle.noise.rate() <= 0:
+            return False
+        return not await self.oracle.test(frozenset(candidate))
+
     async def locate(self, rest: Arm, *, first: bool) -> Check | None:
         """A confirmed, 1-minimal culprit set within ``rest`` (or the last check that failed, or None)."""
         t = await self._bisect(frozenset(), self._ordered(rest), 0.0, 0.2)
@@ -282,6 +299,7 @@ class PooledSearch:
         last: Check | None = None
         fixed: list[str] | None = None  # a set to judge as it is (a member the search misjudged was dropped)
         first_t, first_h = t, h
+        insist = 0
         for _ in range(MAX_ATTEMPTS):
             if h > len(t.order) and t is not first_t:  # no further member: the first pick was noise after all
                 t, members = first_t, []
@@ -301,16 +319,19 @@ class PooledSearch:
             candidate = fixed if fixed is not None else members + ([t.order[h - 1]] if h >= 1 else [])
             if not candidate:
                 return last
-            (last,) = await self.confirmer.check([frozenset(candidate)])
-            if last.verdict == "confirmed" and last.minimal:
-                return last
-            if last.majority and any(last.still_flips):  # a member the search misjudged: drop it, judge again
-                fixed = [m for m, s in zip(sorted(last.arm), last.still_flips, strict=True) if not s]
-                continue
-            if last.majority:
-                continue  # it flipped, not enough to prove it: judge it again on fresh seeds
-            if fixed is not None:
-                return last
+            if await self._screened_out(candidate):
+                pass  # the search's own reruns say this source alone does not flip: never judged, never counted
+            else:
+                (last,) = await self.confirmer.check([frozenset(candidate)])
+                if last.verdict == "confirmed" and last.minimal:
+                    return last
+                if last.majority and any(last.still_flips):  # a member the search misjudged: drop it, judge again
+                    fixed = [m for m, s in zip(sorted(last.arm), last.still_flips, strict=True) if not s]
+                    continue
+                if last.majority:
+                    continue  # it flipped, not enough to prove it: judge it again on fresh seeds
+                if fixed is not None:
+                    return last
             # noise, or a set that needs one more member? ask the two prefixes that decide it again
             await t.ask(h)
             await t.ask(h - 1 if h >= 1 else min(1, len(t.order)))
@@ -321,6 +342,10 @@ class PooledSearch:
             if h == 0:
                 return last
             members, prefix = candidate, t.order[: h - 1]
+            if not prefix and last is not None and last.arm == frozenset(candidate) and insist < INSIST:
+                insist += 1  # the search insists on a set that has no further member: judge it again, larger
+                members = []
+                continue
             if not prefix:
                 return last
             t = await self._bisect(frozenset(members), prefix, 0.01, 0.05)

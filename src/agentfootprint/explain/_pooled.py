@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from math import log
+from math import log, sqrt
 
 from agentfootprint.explain._arms import Arm, BudgetExhausted, Sampler
 
@@ -20,6 +20,8 @@ NOISE_FLOOR = 0.005
 """The smallest flip-noise rate the search assumes (a clean model still gets one chance to be wrong)."""
 STOP_POSTERIOR = 0.8
 SPRT_LOG_ODDS = log(19.0)
+SURE_NO_LOG_ODDS = log(99.0)
+"""The partner check's bound for "ablating the rest does not flip": a wrong "no" would end the search."""
 MAX_TEST_SAMPLES = 12
 MASKS = 8
 
@@ -39,6 +41,14 @@ class NoiseLog:
         mism = self.mismatches + sum(min(t.mismatch) for t in self.bisections)
         total = self.base_samples + self.answers + sum(t.queries for t in self.bisections)
         return (self.base_flips + mism) / total if total else 0.0
+
+    def upper(self) -> float:
+        """An upper bound on the noise (one standard error above the rate seen), once any noise has shown: the
+        rate seen early is often below the model's, and samples sized to it fall short of the stated power."""
+        mism = self.mismatches + sum(min(t.mismatch) for t in self.bisections)
+        total = self.base_samples + self.answers + sum(t.queries for t in self.bisections)
+        rate = self.rate()
+        return min(0.5, rate + sqrt(rate * (1 - rate) / total)) if total and mism + self.base_flips else rate
 
     def working(self) -> float:
         """The noise rate the search assumes (never below ``NOISE_FLOOR``)."""
@@ -69,15 +79,16 @@ class Oracle:
             return bool(out[0])
         return False
 
-    async def test(self, arm: Arm, prior: float = 0.5) -> bool:
-        """Whether ablating ``arm`` flips: a sequential probability ratio test under the working noise."""
+    async def test(self, arm: Arm, prior: float = 0.5, *, sure_no: float = SPRT_LOG_ODDS) -> bool:
+        """Whether ablating ``arm`` flips: a sequential probability ratio test under the working noise; "no" needs
+        log-odds below ``-sure_no`` (a stricter bound where a wrong "no" ends the search)."""
         p = self.noise.working()
         step = log((1 - p) / p)
         odds = log(prior / (1 - prior))
         answers = list(self.answers.get(arm, []))
         odds += sum(step if a else -step for a in answers)
         taken = 0
-        while abs(odds) < SPRT_LOG_ODDS and taken < MAX_TEST_SAMPLES:
+        while -sure_no < odds < SPRT_LOG_ODDS and taken < MAX_TEST_SAMPLES:
             odds += step if await self.one(arm) else -step
             taken += 1
         flipped = odds > 0

@@ -594,12 +594,15 @@ class _Localization:
         self.base = ArmResult(BASELINE, "inconclusive", flips, len(base), sum(1 for o in base if o is None), flips,
                               None, True)  # fmt: skip
         size = max(1, judge.samples)
-        # the wrong answer may be the model's rare one: the baseline grows (doubling) while it flips more than half
-        # of the time, until a binomial test says its flip rate is above 1/2 (or the cap is reached)
-        while flips * 2 > len(base):
-            if binomial_upper(flips, len(base)) <= judge.alpha or size >= CAP:
+        # the wrong answer may be the model's rare one: once the baseline flips more than half of the time, it
+        # grows (doubling) until a binomial test says its flip rate is above 1/2 (nothing judged) or below it
+        doubt = flips * 2 > len(base)
+        while doubt and binomial_upper(len(base) - flips, len(base)) > judge.alpha:
+            if binomial_upper(flips, len(base)) <= judge.alpha or (size >= CAP and flips * 2 > len(base)):
                 self.flags.append("answer-not-reproducible")
                 return
+            if size >= CAP:
+                break
             size = min(CAP, 2 * size)
             base = await confirmer.baseline(0, size)
             flips = sum(1 for o in base if o)
@@ -620,6 +623,10 @@ class _Localization:
                 self.flags.append("search-stopped-early")
             self.budget_stopped = outcome.budget_stopped
         await confirmer.finish()
+        noise = confirmer.noise
+        if binomial_upper(noise.base_flips, noise.base_samples) <= judge.alpha:  # grown, it flips above 1/2
+            self.flags.append("answer-not-reproducible")
+            confirmer.void()
         if confirmer.short or (judge.sampler.budget_hit and confirmer.noise.rate() > 0):
             self.flags.append("budget-too-small-for-noise")
         if judge.sampler.budget_hit:
