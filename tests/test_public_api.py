@@ -462,6 +462,7 @@ PINNED: dict[str, list[str]] = {
         "self_explain_tools",
     ],
     "agentfootprint.hosting": [
+        "AG_UI_MAX_ID_LENGTH",
         "AdmissionLimits",
         "AgentFactory",
         "DEFAULT_LEASE_SECONDS",
@@ -729,7 +730,13 @@ CONTRACT: dict[str, list[str]] = {
         "provider_from_env",
     ],
     "agentfootprint.explain": ["backtrack", "localize_context_bug", "find_dropped_context", "localize_sync"],
-    "agentfootprint.hosting": ["ag_ui_app", "sqlite_sessions", "postgres_sessions", "jwt_identity"],
+    "agentfootprint.hosting": [
+        "ag_ui_app",
+        "sqlite_sessions",
+        "postgres_sessions",
+        "jwt_identity",
+        "AG_UI_MAX_ID_LENGTH",
+    ],
     "agentfootprint.audit": ["export_audit", "verify_audit"],
     "agentfootprint.stores": ["open_store"],
     "agentfootprint.mcp": ["mcp_stdio", "mcp_http"],

@@ -384,3 +384,13 @@ def test_turn_request_round_trips_through_its_wire_shape() -> None:
     wire = turn.model_dump(mode="json", by_alias=True, exclude_none=True)
     assert wire["threadId"] == "t1" and wire["messages"][1]["toolCallId"] == "c1"
     assert check_turn_request(wire) == turn
+
+
+def test_r001_27_the_id_length_limit_is_a_public_export() -> None:
+    """R001-27: the door's id length limit is exported (AG_UI_MAX_ID_LENGTH, 128) and is the limit the door reads."""
+    from agentfootprint.hosting import AG_UI_MAX_ID_LENGTH
+    from agentfootprint.hosting._ids import ID_PATTERN, MAX_ID_LENGTH
+
+    assert AG_UI_MAX_ID_LENGTH == MAX_ID_LENGTH == 128
+    assert ID_PATTERN.fullmatch("a" * AG_UI_MAX_ID_LENGTH)
+    assert not ID_PATTERN.fullmatch("a" * (AG_UI_MAX_ID_LENGTH + 1))

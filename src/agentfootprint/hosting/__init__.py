@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agentfootprint._lazy import lazy_exports as _lazy_exports
+from agentfootprint.hosting._ids import MAX_ID_LENGTH as AG_UI_MAX_ID_LENGTH
 
 if TYPE_CHECKING:
     from agentfootprint.hosting.app import AgentFactory, ServedTurn, ag_ui_app, current_turn
@@ -111,6 +112,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "AG_UI_MAX_ID_LENGTH",
     "DEFAULT_LEASE_SECONDS",
     "INVALID_RUN_INPUT",
     "REFUSALS",
