@@ -188,6 +188,16 @@ def test_the_noise_bound_for_sample_sizes_sits_above_the_rate_seen_once_noise_sh
     assert NoiseLog(base_flips=1, base_samples=10).upper() == pytest.approx(0.1 + 0.3 / 10**0.5)
 
 
+async def test_a_noisy_pick_before_a_removable_policy_falls_back_to_the_masked_search() -> None:
+    """f0 keeps the answer right, f7 is the culprit; the first answers of mid-sized prefixes flip by noise, so the
+    search picks a decoy. Once its prefixes stop flipping, it looks for a flipping subset and finds f7."""
+    report = await localized(
+        scripted(24, lambda p: "f7" in p or "f0" not in p, lambda seed, n: seed == SEARCH_BASE and 5 < n < 20)
+    )
+    assert confirmed(report) == {("f7",)}
+    assert "removable-source-may-carry-right-answer" in report.honesty_flags
+
+
 def test_binomial_upper_tail() -> None:
     assert binomial_upper(0, 6) == 1.0 and binomial_upper(7, 6) == 0.0
     assert binomial_upper(6, 6) == pytest.approx(1 / 64) and binomial_upper(4, 6) == pytest.approx(22 / 64)
