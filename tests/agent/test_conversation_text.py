@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentfootprint import Agent, define_tool
+from agentfootprint.agent import _conversation
 from agentfootprint.agent._seal import seal
-from agentfootprint.agent.agent import Agent as AgentClass
 from agentfootprint.providers import LLMRequest, mock
 from tests._typed import same_typed
 
@@ -20,14 +20,14 @@ from tests._typed import same_typed
 def _spy(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """Every conversation checkpoint the agent builds (the model, before it is written out)."""
     built: list[Any] = []
-    original = AgentClass._conversation_model
+    original = _conversation.conversation_model
 
-    def spy(self: Any, *args: Any) -> Any:
-        value = original(self, *args)
+    def spy(*args: Any) -> Any:
+        value = original(*args)
         built.append(value)
         return value
 
-    monkeypatch.setattr(AgentClass, "_conversation_model", spy)
+    monkeypatch.setattr(_conversation, "conversation_model", spy)
     return built
 
 

@@ -7,8 +7,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agentfootprint.agent import _conversation as agent_module
 from agentfootprint.agent import _run_input
-from agentfootprint.agent import agent as agent_module
 from agentfootprint.agent.models import ConversationCheckpoint
 from agentfootprint.agent.turn import Turn
 from agentfootprint.flow import flow_chart
