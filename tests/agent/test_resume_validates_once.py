@@ -12,11 +12,6 @@ from agentfootprint.flow.pause import FlowCheckpoint
 from ._integrity import Effects, ask_agent, roundtrip
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="agent.py's resume still hands chart.resume a JSON dump of the loaded checkpoint (passes once it hands "
-    "the loaded FlowCheckpoint itself; then drop this marker)",
-)
 async def test_an_agent_resume_validates_the_engine_checkpoint_once(monkeypatch: pytest.MonkeyPatch) -> None:
     fx = Effects()
     agent = ask_agent(fx)

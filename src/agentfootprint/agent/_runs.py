@@ -213,7 +213,7 @@ class AgentRuns:
             run,
             opts.on_event,
             lambda: self.agent.chart.resume(
-                flow.model_dump(mode="json"),
+                flow,  # the checkpoint load_checkpoint validated for this chart: not validated again
                 composite,
                 redaction=ready.policy,
                 deps=run,
