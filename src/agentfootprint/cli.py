@@ -1,4 +1,4 @@
-"""Command line: ``agentfootprint demo | explain | report | verify | serve | lint-tools | version``."""
+"""Command line: ``agentfootprint demo | explain | report | diff | verify | serve | lint-tools | version``."""
 
 from __future__ import annotations
 
@@ -140,6 +140,16 @@ def _app() -> Any:
         rec = open_recording(recording, run_id)
         write_text(target, report_html(backtrack(rec), snapshot=rec.snapshot), "report")
         print(f"wrote {target}")
+
+    @app.command("diff")
+    def diff_cmd(
+        a: str = typer.Argument(..., help="Run A: a recording (.json, or .sqlite/.db: its newest run)."),
+        b: str = typer.Argument(..., help="Run B: a recording (.json, or .sqlite/.db: its newest run)."),
+    ) -> None:
+        """Compare two stored runs: where they first diverge, and the sources added, removed or changed."""
+        from agentfootprint.explain import diff
+
+        print(str(diff(open_recording(a, None), open_recording(b, None))))
 
     @app.command()
     def verify(

@@ -1,5 +1,8 @@
-"""Explain: backtrack an answer to the context that reached it, rank suspects, prove them by ablation."""
+"""Explain: backtrack an answer to the context that reached it, rank suspects, prove them by ablation, diff runs."""
 
+from agentfootprint.explain._diff import RunDiff, diff
+from agentfootprint.explain._runs import WhatIfError
+from agentfootprint.explain._slice import forward_slice
 from agentfootprint.explain.backtrack import Backtrack, BacktrackError, Hop, SourceTrail, backtrack
 from agentfootprint.explain.dropped import (
     DroppedContext,
@@ -58,13 +61,17 @@ __all__ = [
     "RestorationError",
     "RestorationReport",
     "RestoreCheck",
+    "RunDiff",
     "Scorer",
     "SemanticScorer",
     "SourceTrail",
     "Suspect",
+    "WhatIfError",
     "backtrack",
     "confirm_by_restoration",
+    "diff",
     "find_dropped_context",
+    "forward_slice",
     "lexical",
     "load_recording",
     "localize_context_bug",
