@@ -3,7 +3,7 @@ and redactor, a crashed turn's retry point, and the ``time`` a door was given.""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from agentfootprint.agent._clock import read_time
@@ -17,20 +17,13 @@ from agentfootprint.flow import Redactor
 from agentfootprint.identity import Identity
 
 
-@dataclass(frozen=True, slots=True)
-class Linked:
-    """Whom a turn serves: its caller, the linked parent run's id and request (None: a run of its own)."""
-
-    identity: Identity | None
-    run_id: str | None
-    request: Any
-    options: RunOptions
-
-
-def link_parent(link: Any, door: str, ident: Identity | None, request: Any, opts: RunOptions) -> Linked:
-    """A turn linked to a live composition run serves that run (its id, caller, request and session)."""
+def link_parent(
+    link: Any, door: str, ident: Identity | None, request: Any, opts: RunOptions
+) -> tuple[Identity | None, str | None, Any, RunOptions]:
+    """Whom a turn serves (caller, run id, request, options): a turn linked to a live composition run serves that
+    run (its id, caller, request and session); None for the run id: a run of its own."""
     if link is None:
-        return Linked(ident, None, request, opts)
+        return ident, None, request, opts
     record = resolve_parent_run(link, door)
     if ident is not None and ident != caller(record.identity):
         raise ParentRunRefusedError(door, "identity is not the linked run's caller")
@@ -38,7 +31,7 @@ def link_parent(link: Any, door: str, ident: Identity | None, request: Any, opts
         raise ParentRunRefusedError(door, "request is not the one the linked run serves")
     if opts.session_id is None and record.session_id is not None:
         opts = replace(opts, session_id=record.session_id)
-    return Linked(record.identity, record.run_id, record.request, opts)
+    return record.identity, record.run_id, record.request, opts
 
 
 def resumed_answer(ready: PreparedResume, answer: Any) -> tuple[dict[str, Any], Redactor]:

@@ -226,8 +226,7 @@ class Agent:
         given = run_input.extra.get("identity")
         ident = caller(given if given is not None else identity)  # the input's identity wins over the option
         link = parent_run if parent_run is not None else run_input.extra.get("parent_run")
-        linked = link_parent(link, door, ident, request, opts)
-        ident, opts = linked.identity, linked.options
+        ident, run_id, request, opts = link_parent(link, door, ident, request, opts)
         conv = stored_conversation(self.config, continue_from, door) if continue_from is not None else None
         if ident is None and conv is not None and conv.identity:
             ident = caller(conv.identity)
@@ -241,9 +240,9 @@ class Agent:
                 opts,
                 carried=dict(conv.extensions or {}) if conv is not None else {},
                 learn=run_input.extra,
-                run_id=linked.run_id,
-                request=linked.request,
-                link=link if linked.run_id is not None else None,
+                run_id=run_id,
+                request=request,
+                link=link if run_id is not None else None,
                 conversation=conv,
                 time=passed,
             )
