@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from agentfootprint import Agent, RunResult, define_fact, define_tool
+from agentfootprint import Agent, RunResult, ask_human, define_fact, define_tool
 from agentfootprint.agent import NoRunRecordError
 from agentfootprint.cli import app
 from agentfootprint.explain import RunDiff, WhatIfError, diff, load_recording, save_recording
@@ -111,6 +111,32 @@ async def test_results_recordings_and_snapshots_compare_alike(tmp_path: Path) ->
     assert diff(saved, a).agree
 
 
+def _asking() -> Agent:
+    ask = {"tool_calls": [{"id": "h1", "name": "ask_human", "args": {"question": "which?"}}]}
+    return (
+        Agent.create(provider=mock(replies=[ask, "done"]), model="m")
+        .tool(ask_human)
+        .fact(define_fact(id="policy", data="Be brief."))
+        .build()
+    )
+
+
+async def test_resumed_runs_compare_across_the_pause() -> None:
+    first, second = _asking(), _asking()
+    paused_a, paused_b = await first.run("go"), await second.run("go")
+    assert paused_a.status == "paused" and diff(paused_a, paused_b).agree
+    assert paused_a.checkpoint is not None and paused_b.checkpoint is not None
+    a, b = await first.resume(paused_a.checkpoint, "left"), await second.resume(paused_b.checkpoint, "right")
+    d = diff(a, b)
+    assert d.sources_changed == ["ask_human#1"] and d.first_tool_call == d.first_divergence
+    assert d.first_divergence is not None and d.first_divergence[0] == d.first_divergence[1]
+    assert str(d.first_divergence[0]).startswith("tool-calls#")
+    assert diff(a, a).agree
+    ahead = diff(paused_a, a)  # the paused leg stopped where its resume went on
+    assert ahead.first_divergence is not None and ahead.first_divergence[0] is None
+    assert ahead.answer_a is None and "Answer A: (none: the run gave no answer)" in str(ahead)
+
+
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 async def test_every_scenario_agrees_with_itself(name: str) -> None:
     target = await SCENARIOS[name][0]()
@@ -157,6 +183,46 @@ def test_a_run_diffed_with_its_own_repeat_agrees(question: str, results: list[st
             "injection-engine#1",
             "injection-engine#1",
         )
+
+
+def _looping(calls: int, changed_at: int | None, facts: tuple[str, ...] = ("f1",)) -> Agent:
+    """A scripted tool loop of ``calls`` calls; the result of call ``changed_at`` (0-based) is planted different."""
+    replies: list[Any] = [{"tool_calls": [{"id": f"c{i}", "name": "look", "args": {"n": i}}]} for i in range(calls)]
+    look = define_tool(
+        name="look",
+        description="look",
+        input_schema={"type": "object"},
+        execute=lambda a, c: "planted" if a["n"] == changed_at else f"view {a['n']}",
+    )
+    builder = Agent.create(provider=mock(replies=[*replies, "final"]), model="m").tool(look)
+    for f in facts:
+        builder = builder.fact(define_fact(id=f, data=f"fact {f}"))
+    return builder.build()
+
+
+@settings(max_examples=50, deadline=None)
+@given(data=st.data(), calls=st.integers(min_value=1, max_value=5))
+def test_a_planted_change_is_named_at_its_exact_step(data: st.DataObject, calls: int) -> None:
+    """On generated pairs with one planted change (a tool result, a removed fact, the question), the first
+    divergence is exactly the step where the change entered, and the changed source is named."""
+    kind = data.draw(st.sampled_from(["tool-result", "fact", "question"]))
+    base = _looping(calls, None).run_sync("go")
+    snap = base.last_snapshot()
+    assert snap is not None
+    tool_steps = [c.runtime_stage_id for c in snap.commit_log if c.stage_id == "tool-calls"]
+    if kind == "tool-result":
+        k = data.draw(st.integers(min_value=0, max_value=calls - 1))
+        d = diff(base, _looping(calls, k).run_sync("go"))
+        assert d.first_divergence == (tool_steps[k], tool_steps[k]) and d.first_tool_call == d.first_divergence
+        assert d.sources_changed == [f"look#{k + 1}"] and d.sources_added == d.sources_removed == []
+    elif kind == "fact":
+        d = diff(base, _looping(calls, None).without("f1").run_sync("go"))
+        assert d.first_divergence == ("injection-engine#1", "injection-engine#1") and d.first_tool_call is None
+        assert d.sources_removed == ["f1"] and d.sources_changed == []
+    else:
+        d = diff(base, _looping(calls, None).run_sync("went"))
+        assert d.first_divergence == ("seed#0", "seed#0") and d.sources_changed == ["user-0"]
+    assert d.first_model_call is not None and not d.agree
 
 
 # ---------------------------------------------------------------------------------------------------- hostile

@@ -59,14 +59,18 @@ class RunDiff(BaseModel):
                 if pair is not None:
                     lines.append(f"First divergent {label}: {_pair(pair)}")
         if self.answer_a == self.answer_b:
-            lines.append(f"Same answer: {summarize_value(self.answer_a, 100)}")
+            lines.append(f"Same answer: {_shown(self.answer_a)}")
         else:
-            lines.append(f"Answer A: {summarize_value(self.answer_a, 100)}")
-            lines.append(f"Answer B: {summarize_value(self.answer_b, 100)}")
+            lines.append(f"Answer A: {_shown(self.answer_a)}")
+            lines.append(f"Answer B: {_shown(self.answer_b)}")
         lines.append(f"Sources removed (A only): {', '.join(self.sources_removed) or 'none'}")
         lines.append(f"Sources added (B only): {', '.join(self.sources_added) or 'none'}")
         lines.append(f"Sources changed: {', '.join(self.sources_changed) or 'none'}")
         return "\n".join(lines)
+
+
+def _shown(answer: str | None) -> str:
+    return "(none: the run gave no answer)" if answer is None else summarize_value(answer, 100)
 
 
 def _pair(pair: StagePair) -> str:
@@ -108,34 +112,46 @@ def _differences(
     return list(out)
 
 
-def _first_divergence(sa: FlowSnapshot, sb: FlowSnapshot) -> tuple[StagePair, list[str]] | None:
+def _first_divergence(sa: FlowSnapshot, sb: FlowSnapshot) -> tuple[int, StagePair, list[str]] | None:
+    """The position of the first commit that differs, its pair of stage ids and what differed there."""
     same_start = quiet(sa.initial_state) == quiet(sb.initial_state)
-    for ca, cb in zip(sa.commit_log, sb.commit_log, strict=False):
+    for n, (ca, cb) in enumerate(zip(sa.commit_log, sb.commit_log, strict=False)):
         keys = _differences(sa, ca, sb, cb, same_past=same_start)
         if keys:
-            return (ca.runtime_stage_id, cb.runtime_stage_id), keys
-    return _tail(sa.commit_log, sb.commit_log, ["stage"])
+            return n, (ca.runtime_stage_id, cb.runtime_stage_id), keys
+    tail = _tail(sa.commit_log, sb.commit_log)
+    return None if tail is None else (min(len(sa.commit_log), len(sb.commit_log)), tail, ["stage"])
 
 
-def _tail(la: list[Commit], lb: list[Commit], keys: list[str]) -> tuple[StagePair, list[str]] | None:
+def _tail(la: list[Commit], lb: list[Commit]) -> StagePair | None:
     """The first step only one run took, when one sequence is a prefix of the other."""
     if len(la) == len(lb):
         return None
     n = min(len(la), len(lb))
-    return (la[n].runtime_stage_id if n < len(la) else None, lb[n].runtime_stage_id if n < len(lb) else None), keys
+    return la[n].runtime_stage_id if n < len(la) else None, lb[n].runtime_stage_id if n < len(lb) else None
 
 
 def _first_among(
-    sa: FlowSnapshot, sb: FlowSnapshot, which: Callable[[Commit], bool], *, reads: bool = True
+    sa: FlowSnapshot, sb: FlowSnapshot, which: Callable[[Commit], bool], agreed: int, *, reads: bool = True
 ) -> StagePair | None:
-    """The first pair (by order) of the steps ``which`` picks that differ (``reads``: read values included)."""
+    """The first pair (by order) of the steps ``which`` picks that differ (``reads``: read values included); the
+    first ``agreed`` commits of both logs are known equal."""
     la = [c for c in sa.commit_log if which(c)]
     lb = [c for c in sb.commit_log if which(c)]
     for ca, cb in zip(la, lb, strict=False):
+        if ca.idx < agreed and cb.idx < agreed:
+            continue
         if _differences(sa, ca, sb, cb, same_past=False, reads=reads):
             return ca.runtime_stage_id, cb.runtime_stage_id
-    found = _tail(la, lb, [])
-    return found[0] if found is not None else None
+    return _tail(la, lb)
+
+
+def _is_model_call(c: Commit) -> bool:
+    return c.stage_id == "call-llm"
+
+
+def _is_decision(c: Commit) -> bool:
+    return c.kind in ("decider", "selector")
 
 
 def _is_tool_call(c: Commit) -> bool:
@@ -174,14 +190,15 @@ def diff(a: Any, b: Any) -> RunDiff:
     changed = [k for k in src_a if k in src_b and src_a[k] != src_b[k]]
     removed = [k for k in src_a if k not in src_b]
     added = [k for k in src_b if k not in src_a]
+    agreed = found[0] if found else 0
     return RunDiff(
         run_a=sa.run_id,
         run_b=sb.run_id,
-        first_divergence=found[0] if found else None,
-        divergence_keys=found[1] if found else [],
-        first_model_call=_first_among(sa, sb, lambda c: c.stage_id == "call-llm") if found else None,
-        first_tool_call=_first_among(sa, sb, _is_tool_call, reads=False) if found else None,
-        first_decision=_first_among(sa, sb, lambda c: c.kind in ("decider", "selector")) if found else None,
+        first_divergence=found[1] if found else None,
+        divergence_keys=found[2] if found else [],
+        first_model_call=_first_among(sa, sb, _is_model_call, agreed) if found else None,
+        first_tool_call=_first_among(sa, sb, _is_tool_call, agreed, reads=False) if found else None,
+        first_decision=_first_among(sa, sb, _is_decision, agreed) if found else None,
         sources_added=added,
         sources_removed=removed,
         sources_changed=changed,
