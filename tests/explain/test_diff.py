@@ -13,9 +13,10 @@ from typer.testing import CliRunner
 from agentfootprint import Agent, RunResult, ask_human, define_fact, define_tool
 from agentfootprint.agent import NoRunRecordError
 from agentfootprint.cli import app
+from agentfootprint.compose import Sequence
 from agentfootprint.explain import RunDiff, WhatIfError, diff, load_recording, save_recording
 from agentfootprint.providers import LLMRequest, LLMResponse, ToolCall, mock
-from tests.explain._backtrack_scenarios import SCENARIOS
+from tests.explain._backtrack_scenarios import SCENARIOS, _member
 
 
 def _ticket(result: str | None = None) -> Any:
@@ -282,3 +283,17 @@ async def test_cli_diff_prints_the_diff_of_two_recordings(tmp_path: Path) -> Non
 def test_cli_diff_of_a_missing_recording_is_one_line(tmp_path: Path) -> None:
     code, _, err = _cli("diff", str(tmp_path / "nope.json"), str(tmp_path / "other.json"))
     assert code == 2 and err.startswith("error [ERR_INVALID_RECORDING]") and len(err.strip().splitlines()) == 1
+
+
+# ------------------------------------------------------------------------------------------------ compositions
+
+
+async def test_a_member_fact_removed_in_a_sequence_diverges_inside_that_member() -> None:
+    seq = Sequence.create().step("research", _member("research", "R1", "rf")).step("write", _member("w", "W", "wf"))
+    built = seq.build()
+    a = await built.run("go")
+    b = await built.without("rf").run("go")
+    d = diff(a, b)
+    assert d.first_divergence == ("research/injection-engine#3", "research/injection-engine#3")
+    assert d.first_model_call == ("research/call-llm#7", "research/call-llm#7")
+    assert d.sources_removed == ["rf"] and d.sources_changed == [] and d.answer_a == d.answer_b == "W"

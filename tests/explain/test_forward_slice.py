@@ -11,9 +11,10 @@ from hypothesis import strategies as st
 
 from agentfootprint import Agent, RunResult, define_fact, define_tool
 from agentfootprint.agent import NoRunRecordError
+from agentfootprint.compose import Sequence
 from agentfootprint.explain import WhatIfError, backtrack, forward_slice, load_recording, save_recording
 from agentfootprint.providers import mock
-from tests.explain._backtrack_scenarios import SCENARIOS
+from tests.explain._backtrack_scenarios import SCENARIOS, _member
 
 
 def _look(result: str) -> Any:
@@ -125,3 +126,12 @@ async def test_not_a_run_is_refused() -> None:
     run = await _agent(_ONE_TOOL).run("go")
     with pytest.raises(NoRunRecordError):
         forward_slice(RunResult.model_validate_json(run.model_dump_json()), "policy")
+
+
+async def test_a_member_fact_feeds_the_next_member_through_the_handover() -> None:
+    seq = Sequence.create().step("research", _member("research", "R1", "rf")).step("write", _member("w", "W", "wf"))
+    run = await seq.build().run("go")
+    ids = forward_slice(run, "rf")
+    assert ids[:3] == ["research/injection-engine#3", "research/system-prompt#4", "research/call-llm#7"]
+    assert "write/call-llm#17" in ids and ids[-1] == "write#20"
+    assert all(i.startswith("write") for i in forward_slice(run, "wf"))
