@@ -111,6 +111,19 @@ async def test_an_unknown_source_is_refused_by_code_without_quoting() -> None:
     assert err.value.code == "ERR_WHATIF_UNKNOWN_SOURCE"
 
 
+async def test_a_declared_source_that_never_landed_fed_nothing(tmp_path: Path) -> None:
+    agent = (
+        Agent.create(provider=mock(reply="ok"), model="m")
+        .fact(define_fact(id="policy", data="Be brief."))
+        .fact(define_fact(id="later", data="Only on Sundays.", active_when=lambda ctx: False))
+        .build()
+    )
+    run = await agent.run("go")
+    assert forward_slice(run, "later") == [] and forward_slice(run, "policy")
+    saved = load_recording(save_recording(run, tmp_path / "r.json"))
+    assert forward_slice(saved, "later") == []
+
+
 @pytest.mark.parametrize("source_id", [42, None, ""])
 async def test_a_source_id_that_is_not_a_name_is_refused(source_id: Any) -> None:
     run = await _agent(_ONE_TOOL).run("go")

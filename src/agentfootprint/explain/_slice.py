@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentfootprint.explain._runs import WhatIfError, final_answer_commit, snapshot_of_run
+from agentfootprint.explain._targets import as_target
 from agentfootprint.flow import Commit, FlowSnapshot
 
 _INJECTION_KEYS = ("system_prompt_injections", "message_injections")
@@ -104,12 +105,28 @@ def _fed(snap: FlowSnapshot, origins: dict[int, set[str]]) -> list[Commit]:
     return out
 
 
+def _declared(run: Any) -> set[str]:
+    """The source ids the run's agent declared (a result's runner, a recording's ``sources``), when known."""
+    record = as_target(run)
+    declared = getattr(record, "sources", None)
+    if isinstance(declared, dict):
+        return {str(k) for k in declared}
+    ids = getattr(record, "source_ids", None)
+    try:
+        found = ids() if callable(ids) else {}
+    except (AttributeError, TypeError):  # a record whose runner declares nothing
+        return set()
+    return {str(k) for k in found} if isinstance(found, dict) else set()
+
+
 def forward_slice(run: Any, source_id: str) -> list[str]:
     """Runtime stage ids, in order, of the steps that read ``source_id`` or what it fed, up to the answer."""
     snap = snapshot_of_run(run, "run")
     if not isinstance(source_id, str) or not source_id:
         raise WhatIfError("source_id must be a non-empty string", code="ERR_WHATIF_SOURCE_ID")
     origins = _recorded_origins(snap, source_id) or _traced_origins(snap, source_id)
+    if not origins and source_id in _declared(run):
+        return []  # declared, but it never landed in this run: it fed nothing
     if not origins:
-        raise WhatIfError("no source with that id landed in this run", code="ERR_WHATIF_UNKNOWN_SOURCE")
+        raise WhatIfError("no source with that id is declared or landed in this run", code="ERR_WHATIF_UNKNOWN_SOURCE")
     return list(dict.fromkeys(c.runtime_stage_id for c in _fed(snap, origins)))
