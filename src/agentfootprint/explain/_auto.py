@@ -29,6 +29,7 @@ MAX_ATTEMPTS = 6
 RECHECK_POSTERIOR = 0.97
 RECHECK_NONE = 2
 INSIST = 2
+MASK_ROUNDS = 3
 
 
 @dataclass
@@ -270,12 +271,15 @@ class PooledSearch:
         for flag in ("no-flip-with-everything-ablated", "removable-source-may-carry-right-answer"):
             if flag not in self.out.flags:
                 self.out.flags.append(flag)
-        mask = await flipping_mask(self.oracle, order, self.seed)
-        if mask is None:
-            return None
-        t = await self._bisect(frozenset(), self._ordered(mask), 0.0, 0.02)
-        h = await self._recheck_none(t)
-        return None if h > len(t.order) else (t, h)
+        for _ in range(MASK_ROUNDS):  # a mask that flipped by noise is tested again with what it showed since
+            mask = await flipping_mask(self.oracle, order, self.seed)
+            if mask is None:
+                return None
+            t = await self._bisect(frozenset(), self._ordered(mask), 0.0, 0.02)
+            h = await self._recheck_none(t)
+            if h <= len(t.order):
+                return t, h
+        return None
 
     async def _screened_out(self, candidate: list[str]) -> bool:
         """On a model that has shown noise, a single source is first tested alone with search reruns (seeds the
@@ -289,12 +293,12 @@ class PooledSearch:
         """A confirmed, 1-minimal culprit set within ``rest`` (or the last check that failed, or None)."""
         t = await self._bisect(frozenset(), self._ordered(rest), 0.0, 0.2)
         h = await self._recheck_none(t)
-        masked = False
+        masked, whole = 0, t.order
         if h > len(t.order):
             found = await self._masked(t.order) if first else None
             if found is None:
                 return None
-            (t, h), masked = found, True
+            (t, h), masked = found, 1
         members: list[str] = []
         last: Check | None = None
         fixed: list[str] | None = None  # a set to judge as it is (a member the search misjudged was dropped)
@@ -308,11 +312,11 @@ class PooledSearch:
                     await t.ask(first_h - 1)
                 h = await self._resume(t, RECHECK_POSTERIOR)
                 first_h = h
-            if h > len(t.order) and first and not masked:  # the prefixes stopped flipping once asked again
-                found = await self._masked(first_t.order)
+            if h > len(t.order) and first and masked < MASK_ROUNDS:  # the prefixes stopped flipping when re-asked
+                found = await self._masked(whole)
                 if found is None:
                     return last
-                (t, h), masked, members, fixed = found, True, [], None
+                (t, h), masked, members, fixed = found, masked + 1, [], None
                 first_t, first_h = t, h
             if h > len(t.order):
                 return last
