@@ -29,13 +29,14 @@ def test_refund_backtrack_example_prints_the_readable_chain() -> None:
     out = run_example("refund_backtrack.py")
     assert "Refund APPROVED" in out and "[fact] vip-override-fact: " in out
     assert "  BORN     define_fact('vip-override-fact')" in out
-    assert "CONFIRMED  CAUSAL: ablating fact 'vip-override-fact' flipped the outcome in 3/3" in out
+    # the default sizes its samples to the arms compared (Holm over 3 arms needs 4 clean flips)
+    assert "CONFIRMED  CAUSAL: ablating fact 'vip-override-fact' flipped the outcome in 4/4" in out
     assert "SourceTrail(" not in out and "hops=[" not in out
 
 
 def test_research_pipeline_example() -> None:
     out = run_example("research_pipeline.py")
-    assert "answer: APPROVED" in out and "CAUSAL: ablating fact 'vip' flipped the outcome in 2/2" in out
+    assert "answer: APPROVED" in out and "CAUSAL: ablating fact 'vip' flipped the outcome in 3/3" in out
     assert "  VIA      write#11 answer handed over from research's answer" in out and "SourceTrail(" not in out
 
 
@@ -96,12 +97,12 @@ def test_cli_demo_tells_the_whole_story(tmp_path: Path) -> None:
         env={**os.environ, "COLUMNS": "250"},
     ).stdout
     assert "Refund APPROVED" in out and "ANSWER" in out and "BORN" in out
-    assert "CAUSAL: ablating fact 'vip-override-fact' flipped the outcome in 3/3" in out
+    assert "CAUSAL: ablating fact 'vip-override-fact' flipped the outcome in 4/4" in out
     assert "Culprit: fact 'vip-override-fact'" in out
     assert "Why was this letter sent?" in out  # the engine demo's causal slice
     assert "NOT CONFIRMED: ablating fact 'goodwill-fact' flipped the outcome in 0/3" in out  # each alone: nothing
     assert "Culprit set {goodwill-fact, vip-override-fact}" in out  # the pair: a 1-minimal culprit set
-    assert "restoring any one of them alone stops the flip" in out
+    assert "restoring any one of them alone stops the flip" in " ".join(out.split())  # rich wraps long claims
     assert "<mark class='culprit'" in report.read_text()
 
 
