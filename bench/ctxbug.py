@@ -4,8 +4,9 @@ Each instance is an agent with 5-150 ablatable sources and planted culprits of e
 skill, memory entry, RAG chunk, tool result): a single culprit, a redundant pair where either one misleads, a
 conjunctive pair where both are needed, three sources that mislead by a 2-of-3 vote, a culprit next to a removable
 policy that carries the right answer (removing everything does not flip), and no culprit at all (the wrong answer
-was the model's rare noisy one, or the model is wrong whatever its context says). The scripted model answers only from what it receives (the planted markers it can see, and
-the request's seed for its noise: 0-30 % of answers flipped). Culprit wording varies over templates, some sharing
+was the model's rare noisy one, or the model is wrong whatever its context says). The scripted model answers only
+from what it receives (the planted markers it can see, and the request's seed for its noise: 0-30 % of answers
+flipped). Culprit wording varies over templates, some sharing
 no word with the answer. The library's defaults (only ``outcome_changed``) are scored, and a ContextCite-style
 surrogate (random keep-1/2 masks, a Lasso fit of the flip on the ablation mask) at 32 and 64 reruns on the same bugs.
 
