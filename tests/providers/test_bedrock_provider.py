@@ -21,6 +21,7 @@ from agentfootprint.providers import (
     RateLimitError,
     ReasoningBlock,
     ToolCall,
+    ToolSpec,
     bedrock,
 )
 from agentfootprint.providers.bedrock_api import build_body
@@ -125,6 +126,33 @@ def test_reasoning_and_tool_turns_echo_in_converse_shape() -> None:
 
     shape = get_session().get_service_model("bedrock-runtime").operation_model("Converse").input_shape
     assert not ParamValidator().validate({"modelId": "m", **body}, shape).has_errors()
+
+
+def _converse_errors(body: dict[str, object]) -> str:
+    from botocore.session import get_session
+    from botocore.validate import ParamValidator
+
+    shape = get_session().get_service_model("bedrock-runtime").operation_model("Converse").input_shape
+    report = ParamValidator().validate({"modelId": "m", **body}, shape)
+    return str(report.generate_report()) if report.has_errors() else ""
+
+
+@pytest.mark.parametrize("description", ["", " ", "\n\t"])
+def test_a_tool_without_description_passes_converse_validation(description: str) -> None:
+    tools = [ToolSpec(name="now", description=description), ToolSpec(name="lookup", description="Find an order.")]
+    body = build_body(LLMRequest(messages=[Message(role="user", content="hi")], tools=tools))
+    specs = [tool["toolSpec"] for tool in body["toolConfig"]["tools"]]
+    assert "description" not in specs[0]
+    assert specs[1]["description"] == "Find an order."
+    assert _converse_errors(body) == ""
+
+
+def test_botocore_refuses_the_empty_description_we_no_longer_send() -> None:
+    body = {
+        "messages": [{"role": "user", "content": [{"text": "hi"}]}],
+        "toolConfig": {"tools": [{"toolSpec": {"name": "now", "description": "", "inputSchema": {"json": {}}}}]},
+    }
+    assert "description" in _converse_errors(body)
 
 
 def _stream(*frames: bytes) -> Reply:

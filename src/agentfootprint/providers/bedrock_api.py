@@ -111,6 +111,14 @@ def to_wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
     return wire
 
 
+def _tool_spec(name: str, description: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """One ``toolSpec``; Converse refuses an empty description, so a blank one is left out."""
+    spec: dict[str, Any] = {"name": name, "inputSchema": {"json": schema}}
+    if description.strip():
+        spec["description"] = description
+    return spec
+
+
 def build_body(request: LLMRequest, *, thinking_budget: int | None = None) -> dict[str, Any]:
     """The Converse request body (the model id travels in the URL)."""
     body: dict[str, Any] = {"messages": to_wire_messages(request.messages)}
@@ -128,10 +136,7 @@ def build_body(request: LLMRequest, *, thinking_budget: int | None = None) -> di
         body["inferenceConfig"] = inference
     if request.tools:
         body["toolConfig"] = {
-            "tools": [
-                {"toolSpec": {"name": t.name, "description": t.description, "inputSchema": {"json": t.input_schema}}}
-                for t in request.tools
-            ]
+            "tools": [{"toolSpec": _tool_spec(t.name, t.description, t.input_schema)} for t in request.tools]
         }
         if request.tool_choice is not None:
             body["toolConfig"]["toolChoice"] = {"tool": {"name": request.tool_choice}}
