@@ -23,9 +23,11 @@ class Identity(BaseModel):
     tenant: str | None = Field(default=None, max_length=256)
     principal: str | None = Field(default=None, max_length=256)
     conversation_id: str | None = Field(default=None, max_length=256)
+    issuer: str | None = Field(default=None, max_length=256)
+    """Who vouched for ``principal`` (set by ``jwt_identity`` with several issuers): threads are owned per issuer."""
 
 
-_FIELDS = ("tenant", "principal", "conversation_id")
+_FIELDS = ("tenant", "principal", "conversation_id", "issuer")
 
 
 def coerce_identity(value: Any) -> Identity | None:

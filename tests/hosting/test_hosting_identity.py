@@ -18,6 +18,8 @@ from agui_http import body, client, factory, text_of, turn, user
 from agui_live import live_server, stream
 from agui_served import JWT_AUDIENCE, JWT_ISSUER
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from jwt.algorithms import ECAlgorithm, OKPAlgorithm, RSAAlgorithm
 from tests._live import free_port, stop, wait_healthy
 
@@ -320,3 +322,91 @@ async def test_over_live_servers_tokens_verify_against_a_fetched_jwks_that_rotat
 
             long_id = await http.post(agui, json=body(user("u1"), thread="t" * 129), headers=rotated)
             assert long_id.status_code == 400 and long_id.json()["error"]["code"] == "ERR_INVALID_RUN_INPUT"
+
+
+# -- several issuers: a principal is (issuer, subject) ---------------------------------------------------------------
+OTHER_ISSUER = "https://other-idp.example.test/"
+
+
+def two_issuers(**kw: Any) -> Any:
+    return jwt_identity(JWKS, issuer=[ISSUER, OTHER_ISSUER], audience=AUDIENCE, **kw)
+
+
+async def test_with_several_issuers_the_caller_carries_its_issuer_and_one_issuer_stays_as_it_was() -> None:
+    assert await two_issuers()(Req(f"Bearer {token()}")) == Identity(principal="alice", tenant="acme", issuer=ISSUER)
+    other = await two_issuers()(Req(f"Bearer {token(iss=OTHER_ISSUER)}"))
+    assert other == Identity(principal="alice", tenant="acme", issuer=OTHER_ISSUER)
+    assert await binder()(Req(f"Bearer {token()}")) == Identity(principal="alice", tenant="acme"), "one issuer"
+    assert (await refused(two_issuers(), f"Bearer {token(iss='https://evil.test/')}")).reason == "ERR_AGUI_TOKEN_ISSUER"
+
+
+async def test_the_same_subject_of_another_issuer_never_reads_continues_lists_or_deletes_the_thread() -> None:
+    provider = mock(replies=["one", "two", "three"])
+    app = ag_ui_app(factory(provider), bind_thread=two_issuers())
+    first = {"authorization": f"Bearer {token()}"}
+    second = {"authorization": f"Bearer {token(iss=OTHER_ISSUER)}"}  # the same "alice", "acme" — another provider
+    async with client(app) as http:
+        status, events = await turn(http, body(user("u1")), headers=first)
+        assert status == 200 and text_of(events) == "one"
+        status, foreign = await turn(http, body(user("u1"), user("u2")), headers=second)
+        assert status == 404 and foreign["error"]["reason"] == "ERR_AGUI_THREAD_NOT_FOUND"
+        for path in ("/agui/threads/t1", "/agui/threads/t1/recording"):
+            assert (await http.get(path, headers=second)).status_code == 404
+            assert (await http.get(path, headers=first)).status_code == 200, "control: its owner reads it"
+        assert (await http.get("/agui/threads", headers=second)).json()["threads"] == []
+        assert [t["threadId"] for t in (await http.get("/agui/threads", headers=first)).json()["threads"]] == ["t1"]
+        assert (await http.delete("/agui/threads/t1", headers=second)).status_code == 404
+        status, events = await turn(http, body(user("u1"), user("u2")), headers=first)
+        assert status == 200 and text_of(events) == "two", "the owner continues its thread"
+    assert provider.calls == 2
+
+
+_NAME = st.text(alphabet=st.sampled_from('a|",[]\\\x00:/'), min_size=1, max_size=6)
+
+CRAFTED = [
+    # (tenant, subject, issuer) triples whose naive joins collide; every one must own its threads alone.
+    ("acme", "alice", ISSUER),
+    ("acme", "alice", OTHER_ISSUER),
+    ("acme", f'alice", "{OTHER_ISSUER}', ISSUER),
+    ("acme", "alice|" + OTHER_ISSUER, ISSUER),
+    ("acme|alice", OTHER_ISSUER, ISSUER),
+    ("acme", "alice\x00", ISSUER),
+    ("acme", 'alice"]', ISSUER),
+    ("acme", "alice", None),
+    (None, "alice", ISSUER),
+]
+
+
+def test_owner_keys_of_crafted_subjects_tenants_and_issuers_never_collide() -> None:
+    from agentfootprint.hosting.sessions import owner_key
+
+    keys = {owner_key(Identity(tenant=t, principal=p, issuer=i)) for t, p, i in CRAFTED}
+    assert len(keys) == len(CRAFTED)
+
+
+@settings(max_examples=200, deadline=None)
+@given(a=st.tuples(_NAME, _NAME, st.none() | _NAME), b=st.tuples(_NAME, _NAME, st.none() | _NAME))
+def test_owner_keys_are_equal_only_for_the_same_tenant_subject_and_issuer(
+    a: tuple[str, str, str | None], b: tuple[str, str, str | None]
+) -> None:
+    from agentfootprint.hosting.sessions import owner_key
+
+    same = owner_key(Identity(tenant=a[0], principal=a[1], issuer=a[2])) == owner_key(
+        Identity(tenant=b[0], principal=b[1], issuer=b[2])
+    )
+    assert same == (a == b)
+
+
+async def test_a_crafted_subject_naming_another_issuer_cannot_reach_that_issuers_thread() -> None:
+    provider = mock(replies=["one", "two"])
+    app = ag_ui_app(factory(provider), bind_thread=two_issuers())
+    owner = {"authorization": f"Bearer {token(iss=OTHER_ISSUER)}"}
+    crafted_sub = 'alice", "' + OTHER_ISSUER  # the JSON owner of (acme, alice, OTHER_ISSUER), were it spliced
+    crafted = {"authorization": f"Bearer {token(sub=crafted_sub)}"}
+    async with client(app) as http:
+        status, _ = await turn(http, body(user("u1")), headers=owner)
+        assert status == 200
+        status, _ = await turn(http, body(user("u1"), user("u2")), headers=crafted)
+        assert status == 404
+        assert (await http.get("/agui/threads/t1", headers=crafted)).status_code == 404
+    assert provider.calls == 1

@@ -719,7 +719,8 @@ def _bound(caller: Identity | None, thread_id: str) -> Identity:
     """The run's identity: the bound caller, on this conversation."""
     tenant = caller.tenant if caller is not None else None
     principal = caller.principal if caller is not None else None
-    return Identity(tenant=tenant, principal=principal, conversation_id=thread_id)
+    issuer = caller.issuer if caller is not None else None
+    return Identity(tenant=tenant, principal=principal, conversation_id=thread_id, issuer=issuer)
 
 
 def _caller_key(identity: Identity, request: Request) -> str:

@@ -2,7 +2,8 @@
 
 Keys come from a JWKS (a dict, or a URL fetched with caching; an unknown key id refetches, so keys can rotate).
 RS256, ES256 and EdDSA; issuer, audience, expiry and not-before are checked with a leeway. ``sub`` → principal, the
-tenant claim → tenant. Every failure is a 401 JSON refusal naming ``authorization``; the token is never echoed."""
+tenant claim → tenant; with several issuers, ``iss`` → issuer too (a subject is unique only within its issuer).
+Every failure is a 401 JSON refusal naming ``authorization``; the token is never echoed."""
 
 from __future__ import annotations
 
@@ -56,6 +57,8 @@ class JwtIdentity:
         except ImportError:
             raise HostingConfigError("jwt_identity needs PyJWT: pip install 'agentfootprint[jwt]'") from None
         self._issuer = _names(issuer, "issuer")
+        if any(len(name) > 256 for name in self._issuer):
+            raise HostingConfigError("an issuer must be at most 256 characters")
         self._audience = _names(audience, "audience")
         self._algorithms = _algorithms(algorithms)
         if tenant_claim is not None and (not isinstance(tenant_claim, str) or not tenant_claim):
@@ -127,7 +130,12 @@ class JwtIdentity:
         tenant = claims.get(self._tenant_claim) if self._tenant_claim is not None else None
         if tenant is not None and (not isinstance(tenant, str) or not tenant or len(tenant) > 256):
             raise _refuse("ERR_AGUI_TOKEN_CLAIMS")
-        return Identity(principal=subject, tenant=tenant)
+        # One issuer: its subjects are the principals. Several: a subject is only unique within its issuer, so the
+        # issuer is part of the caller (and of the owner key its threads are stored under).
+        issuer = claims.get("iss") if len(self._issuer) > 1 else None
+        if issuer is not None and issuer not in self._issuer:
+            raise _refuse("ERR_AGUI_TOKEN_ISSUER")
+        return Identity(principal=subject, tenant=tenant, issuer=issuer)
 
     # -- keys ------------------------------------------------------------------------------------------------------
     async def _key(self, kid: str | None) -> Any:

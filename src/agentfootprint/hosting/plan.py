@@ -175,7 +175,8 @@ async def bind_identity(binder: ThreadBinder | None, request: Any, thread_id: st
     identity = coerce_identity(bound)
     tenant = identity.tenant if identity is not None else None
     principal = identity.principal if identity is not None else None
-    return Identity(tenant=tenant, principal=principal, conversation_id=thread_id)
+    issuer = identity.issuer if identity is not None else None
+    return Identity(tenant=tenant, principal=principal, conversation_id=thread_id, issuer=issuer)
 
 
 def plan_turn(

@@ -207,9 +207,12 @@ def check_lease_seconds(value: float) -> float:
 
 
 def owner_key(identity: Identity | None) -> str | None:
-    """The owner a thread is bound to: the caller's tenant and principal, or None for an anonymous caller."""
+    """The owner a thread is bound to: the caller's tenant and principal (and issuer, when one is named), or None for
+    an anonymous caller. A JSON array, so no crafted name can reach another's key."""
     if identity is None or (identity.tenant is None and identity.principal is None):
         return None
+    if identity.issuer is not None:
+        return json.dumps([identity.tenant, identity.principal, identity.issuer], ensure_ascii=False)
     return json.dumps([identity.tenant, identity.principal], ensure_ascii=False)
 
 
