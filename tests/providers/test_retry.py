@@ -89,17 +89,34 @@ async def test_backoff_is_capped_at_max_delay() -> None:
     assert sleep.delays == [0.5, 1.0, 2.0, 3.0, 3.0, 3.0, 3.0]
 
 
-async def test_rate_limit_uses_retry_after_capped() -> None:
+async def test_rate_limit_waits_the_whole_retry_after_beyond_max_delay() -> None:
     sleep = FakeSleep()
     inner = ScriptedProvider(
         "p",
         RateLimitError("slow down", retry_after=2.5, provider="p"),
-        RateLimitError("slow down", retry_after=120.0, provider="p"),
+        RateLimitError("slow down", retry_after=30.0, provider="p"),
         RateLimitError("slow down", provider="p"),
         LLMResponse(content="ok"),
     )
     await with_retry(inner, max_attempts=4, max_delay=8.0, sleep=sleep).complete(user_request())
-    assert sleep.delays == [2.5, 8.0, 2.0]
+    assert sleep.delays == [2.5, 30.0, 2.0]
+
+
+async def test_retry_after_beyond_max_retry_after_is_raised_at_once() -> None:
+    sleep = FakeSleep()
+    inner = ScriptedProvider("p", RateLimitError("slow down", retry_after=3600.0, provider="p"), LLMResponse())
+    with pytest.raises(RateLimitError) as caught:
+        await with_retry(inner, max_attempts=5, sleep=sleep, max_retry_after=60.0).complete(user_request())
+    assert sleep.delays == [] and inner.calls == 1
+    assert [a.error_code for a in caught.value.attempts] == ["ERR_PROVIDER_RATE_LIMIT"]
+
+
+async def test_retry_after_in_a_stream_is_honoured_in_full() -> None:
+    sleep = FakeSleep()
+    inner = ScriptedProvider("p", RateLimitError("slow", retry_after=30.0, provider="p"), LLMResponse(content="ok"))
+    chunks = await collect(with_retry(inner, sleep=sleep).stream(user_request()))
+    assert chunks[-1].response is not None and chunks[-1].response.content == "ok"
+    assert sleep.delays == [30.0]
 
 
 async def test_jitter_callable_and_fraction() -> None:
@@ -189,7 +206,17 @@ async def test_retry_keeps_the_inner_name() -> None:
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"max_attempts": 0}, {"max_attempts": 1.5}, {"base_delay": -1}, {"max_delay": -1}, {"jitter": 2.0}],
+    [
+        {"max_attempts": 0},
+        {"max_attempts": 1.5},
+        {"base_delay": -1},
+        {"max_delay": -1},
+        {"jitter": 2.0},
+        {"max_retry_after": -1},
+        {"max_retry_after": float("nan")},
+        {"max_retry_after": float("inf")},
+        {"max_delay": "8"},
+    ],
 )
 def test_invalid_settings_are_refused(kwargs: dict[str, float]) -> None:
     with pytest.raises(ProviderConfigError):
@@ -203,9 +230,15 @@ def test_invalid_settings_are_refused(kwargs: dict[str, float]) -> None:
     base_delay=st.floats(0, 5),
     max_delay=st.floats(0, 10),
     retry_after=st.one_of(st.none(), st.floats(0, 100)),
+    max_retry_after=st.floats(0, 100),
 )
 def test_property_attempts_bounded_and_delays_capped(
-    outcomes: list[str], max_attempts: int, base_delay: float, max_delay: float, retry_after: float | None
+    outcomes: list[str],
+    max_attempts: int,
+    base_delay: float,
+    max_delay: float,
+    retry_after: float | None,
+    max_retry_after: float,
 ) -> None:
     import asyncio
 
@@ -224,7 +257,14 @@ def test_property_attempts_bounded_and_delays_capped(
 
     inner = ScriptedProvider("p", *(make(k) for k in outcomes))
     sleep = FakeSleep()
-    wrapped = with_retry(inner, max_attempts=max_attempts, base_delay=base_delay, max_delay=max_delay, sleep=sleep)
+    wrapped = with_retry(
+        inner,
+        max_attempts=max_attempts,
+        base_delay=base_delay,
+        max_delay=max_delay,
+        sleep=sleep,
+        max_retry_after=max_retry_after,
+    )
     try:
         response = asyncio.run(wrapped.complete(user_request()))
         attempts = response.attempts
@@ -234,5 +274,8 @@ def test_property_attempts_bounded_and_delays_capped(
         assert attempts[-1].outcome == "error"
     assert inner.calls == len(attempts) <= max_attempts
     assert len(sleep.delays) == inner.calls - 1
-    assert all(0 <= d <= max_delay for d in sleep.delays)
+    assert all(0 <= d <= max(max_delay, max_retry_after) for d in sleep.delays)
+    if retry_after is not None and retry_after <= max_retry_after:
+        waits = zip(sleep.delays, attempts, strict=False)
+        assert all(d == retry_after for d, a in waits if a.error_code == "ERR_PROVIDER_RATE_LIMIT")
     assert all(a.outcome == "error" for a in attempts[:-1])

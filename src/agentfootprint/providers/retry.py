@@ -1,4 +1,4 @@
-"""``with_retry``: retry retryable provider errors with capped exponential backoff."""
+"""``with_retry``: retry retryable provider errors with capped exponential backoff, honouring ``retry-after``."""
 
 from __future__ import annotations
 
@@ -23,6 +23,10 @@ SleepFn = Callable[[float], Awaitable[object]]
 JitterFn = Callable[[float], float]
 
 
+def _finite_non_negative(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < float("inf")
+
+
 class RetryProvider(RecordingProvider):
     """Wraps a provider; retries only errors with ``retryable=True`` (429, 5xx, timeouts, connection)."""
 
@@ -35,11 +39,12 @@ class RetryProvider(RecordingProvider):
         max_delay: float = 8.0,
         sleep: SleepFn = asyncio.sleep,
         jitter: float | JitterFn | None = None,
+        max_retry_after: float = 60.0,
     ) -> None:
         if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
             raise ProviderConfigError("with_retry(): max_attempts must be an integer >= 1")
-        if base_delay < 0 or max_delay < 0:
-            raise ProviderConfigError("with_retry(): base_delay and max_delay must be >= 0")
+        if not all(_finite_non_negative(v) for v in (base_delay, max_delay, max_retry_after)):
+            raise ProviderConfigError("with_retry(): base_delay, max_delay and max_retry_after must be numbers >= 0")
         if isinstance(jitter, int | float) and not 0 <= jitter <= 1:
             raise ProviderConfigError("with_retry(): jitter as a number must be a fraction between 0 and 1")
         self.inner = inner
@@ -47,6 +52,7 @@ class RetryProvider(RecordingProvider):
         self.max_attempts = max_attempts
         self.base_delay = float(base_delay)
         self.max_delay = float(max_delay)
+        self.max_retry_after = float(max_retry_after)
         self._sleep = sleep
         self._jitter = jitter
 
@@ -56,7 +62,7 @@ class RetryProvider(RecordingProvider):
     def delay_for(self, failed_attempt: int, error: ProviderError) -> float:
         """Seconds to wait after attempt ``failed_attempt`` failed with ``error``."""
         if isinstance(error, RateLimitError) and error.retry_after is not None:
-            return min(max(error.retry_after, 0.0), self.max_delay)
+            return min(max(error.retry_after, 0.0), self.max_retry_after)
         delay = min(self.max_delay, self.base_delay * 2.0 ** min(failed_attempt - 1, 60))
         if callable(self._jitter):
             delay = float(self._jitter(delay))
@@ -65,6 +71,8 @@ class RetryProvider(RecordingProvider):
         return min(max(delay, 0.0), self.max_delay)
 
     def _give_up(self, error: ProviderError, attempt: int, streamed: bool) -> bool:
+        if isinstance(error, RateLimitError) and (error.retry_after or 0.0) > self.max_retry_after:
+            return True  # waiting less than the server asked would only burn attempts inside its window
         return streamed or not error.retryable or attempt >= self.max_attempts
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
@@ -123,8 +131,12 @@ def with_retry(
     max_delay: float = 8.0,
     sleep: SleepFn = asyncio.sleep,
     jitter: float | JitterFn | None = None,
+    max_retry_after: float = 60.0,
 ) -> RetryProvider:
-    """Retry ``provider`` on retryable errors: delay ``base_delay * 2**(n-1)`` capped at ``max_delay``."""
+    """Retry ``provider`` on retryable errors: delay ``base_delay * 2**(n-1)`` capped at ``max_delay``.
+
+    A server's ``retry-after`` is waited in full up to ``max_retry_after`` seconds; a longer one is raised at once.
+    """
     return RetryProvider(
         provider,
         max_attempts=max_attempts,
@@ -132,4 +144,5 @@ def with_retry(
         max_delay=max_delay,
         sleep=sleep,
         jitter=jitter,
+        max_retry_after=max_retry_after,
     )
