@@ -159,3 +159,72 @@ def test_every_error_class_has_a_distinct_stable_code() -> None:
     assert len(set(codes)) == len(codes)
     assert all(issubclass(c, providers.ProviderError) or issubclass(c, providers.ProviderConfigError) for c in classes)
     assert all(isinstance(c("x"), ProviderError) == issubclass(c, ProviderError) for c in classes)
+
+
+NOW = 1_899_999_900.0  # 120 s before Tue, 17 Mar 2030 17:47:00 GMT
+
+
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [
+        ({"retry-after-ms": "1500"}, 1.5),
+        ({"retry-after-ms": "250", "retry-after": "30"}, 0.25),
+        ({"retry-after-ms": "soon", "retry-after": "30"}, 30.0),
+        ({"retry-after-ms": "-5", "retry-after": "2"}, 2.0),
+        ({"retry-after-ms": "nan", "retry-after": "2"}, 2.0),
+        ({"retry-after": "Tue, 17 Mar 2030 17:47:00 GMT"}, 120.0),
+        ({"retry-after": "Tue, 17 Mar 2030 17:47:00 -0000"}, 120.0),
+        ({"retry-after": "Tue, 17 Mar 2030 17:47:00"}, 120.0),
+        ({"retry-after": "Tue, 17 Mar 2030 18:47:00 +0100"}, 120.0),
+        ({"retry-after": "Mon, 01 Jan 2001 00:00:00 GMT"}, 0.0),
+        ({"retry-after": "Wed, 21 Oct 2099"}, None),
+        ({"retry-after": "Tue, 99 Mar 2030 17:47:00 GMT"}, None),
+        ({"retry-after": "\x00\xff garbage"}, None),
+        ({"retry-after": ""}, None),
+        ({"retry-after": "inf"}, None),
+        ({"retry-after": "1e999"}, 1e12),
+        ({"retry-after-ms": "1e999"}, 1e9),
+        ({}, None),
+    ],
+)
+def test_retry_after_headers(headers: dict[str, str], expected: float | None) -> None:
+    from agentfootprint.providers._http import retry_after_from
+
+    assert retry_after_from(headers, now=lambda: NOW) == expected
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{"retry-after-ms": "1500"}, {"retry-after-ms": "250", "retry-after": "30"}, {"retry-after": "4"}, {}],
+)
+def test_retry_after_matches_the_openai_and_anthropic_sdks(headers: dict[str, str]) -> None:
+    from anthropic._base_client import BaseClient as AnthropicClient
+    from openai._base_client import BaseClient as OpenAIClient
+
+    from agentfootprint.providers._http import retry_after_from
+
+    ours = retry_after_from(httpx2.Headers(headers))
+    assert ours == OpenAIClient._parse_retry_after_header(None, httpx2.Headers(headers))  # type: ignore[arg-type]
+    assert ours == AnthropicClient._parse_retry_after_header(None, httpx2.Headers(headers))  # type: ignore[arg-type]
+
+
+def test_an_http_date_retry_after_agrees_with_the_openai_sdk() -> None:
+    import time
+    from email.utils import formatdate
+
+    from openai._base_client import BaseClient as OpenAIClient
+
+    from agentfootprint.providers._http import retry_after_from
+
+    headers = httpx2.Headers({"retry-after": formatdate(time.time() + 90, usegmt=True)})
+    theirs = OpenAIClient._parse_retry_after_header(None, headers)  # type: ignore[arg-type]
+    ours = retry_after_from(headers)
+    assert theirs is not None and ours is not None and abs(ours - theirs) < 2.0 and 85 < ours <= 90
+
+
+@pytest.mark.parametrize(("header", "value", "expected"), [("retry-after-ms", "2500", 2.5), ("retry-after", "0", 0.0)])
+async def test_rate_limit_reads_retry_after_ms(make: Any, call: Any, header: str, value: str, expected: float) -> None:
+    build, _ = make
+    with pytest.raises(RateLimitError) as info:
+        await call(build(json_reply({"error": {"message": "slow"}}, status=429, headers={header: value})))
+    assert info.value.retry_after == expected

@@ -5,7 +5,10 @@ from __future__ import annotations
 import importlib
 import json
 import threading
-from collections.abc import AsyncGenerator, Mapping
+import time
+from collections.abc import AsyncGenerator, Callable, Mapping
+from datetime import UTC
+from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
 from agentfootprint.providers._models import LLMRequest
@@ -58,6 +61,38 @@ def parse_retry_after(value: str | None) -> float | None:
     if seconds != seconds or seconds < 0 or seconds == float("inf"):
         return None
     return seconds
+
+
+_NEVER_SOON = 1e12  # a numeric retry-after too large for a float: the server means "not any time soon"
+
+
+def _numeric_wait(value: str | None) -> float | None:
+    seconds = parse_retry_after(value)
+    if seconds is None and value is not None:
+        try:
+            overflowed = float(value.strip()) == float("inf") and "inf" not in value.lower()
+        except ValueError:
+            return None
+        return _NEVER_SOON if overflowed else None
+    return seconds
+
+
+def retry_after_from(headers: Mapping[str, str], now: Callable[[], float] = time.time) -> float | None:
+    """Seconds to wait from ``retry-after-ms``, else ``retry-after`` (seconds or HTTP-date); None when unreadable."""
+    millis = _numeric_wait(headers.get("retry-after-ms"))
+    if millis is not None:
+        return millis / 1000.0
+    value = headers.get("retry-after")
+    seconds = _numeric_wait(value)
+    if seconds is not None or value is None:
+        return seconds
+    try:
+        when = parsedate_to_datetime(value.strip())
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when.tzinfo is None:  # an HTTP-date is always GMT ("-0000" and a missing zone parse as naive)
+        when = when.replace(tzinfo=UTC)
+    return max(when.timestamp() - now(), 0.0)
 
 
 class HTTPProvider(BaseProvider):
@@ -166,7 +201,7 @@ class HTTPProvider(BaseProvider):
                 f"{where} timed out the request (408): {message}", provider=self.name, status=408
             )
         if status == 429:
-            retry_after = parse_retry_after(headers.get("retry-after"))
+            retry_after = retry_after_from(headers)
             wait = f"; retry after {retry_after:g}s" if retry_after is not None else ""
             return RateLimitError(
                 f"{where} is rate limiting (429){wait}: {message}",
