@@ -666,6 +666,7 @@ PINNED: dict[str, list[str]] = {
         "ToolPredicate",
         "ToolProvider",
         "ToolRegistry",
+        "UnsafeSchemaPatternError",
         "absent",
         "ask_human",
         "ask_human_typed",

@@ -9,6 +9,7 @@ from agentfootprint.tools.errors import (
     RunStoppingError,
     ToolArgumentsError,
     ToolError,
+    UnsafeSchemaPatternError,
 )
 from agentfootprint.tools.execute import (
     PermissionDecision,
@@ -62,6 +63,7 @@ __all__ = [
     "ToolPredicate",
     "ToolProvider",
     "ToolRegistry",
+    "UnsafeSchemaPatternError",
     "absent",
     "ask_human",
     "ask_human_typed",

@@ -17,6 +17,7 @@ __all__ = [
     "RunStoppingError",
     "ToolArgumentsError",
     "ToolError",
+    "UnsafeSchemaPatternError",
 ]
 
 
@@ -30,6 +31,18 @@ class InvalidToolDefinitionError(ToolError, ValueError):
     """A tool definition that cannot work (bad name, schema, signature); names the problem."""
 
     code = "ERR_INVALID_TOOL_DEFINITION"
+
+
+class UnsafeSchemaPatternError(InvalidToolDefinitionError):
+    """A schema ``pattern`` that could backtrack without bound; names the field and the reason, never the pattern."""
+
+    code = "ERR_UNSAFE_SCHEMA_PATTERN"
+
+    def __init__(self, tool: str, field: str, reason: str) -> None:
+        super().__init__(f"tool {tool}: input_schema {field} is refused ({reason}): it could run without bound")
+        self.tool = tool
+        self.field = field
+        self.reason = reason
 
 
 class DuplicateToolError(ToolError, ValueError):

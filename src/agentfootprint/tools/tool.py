@@ -12,8 +12,14 @@ from typing import Any, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
+from agentfootprint.tools._patterns import find_unsafe_pattern
 from agentfootprint.tools.context import ToolContext
-from agentfootprint.tools.errors import InvalidToolDefinitionError, PauseOutsideAgentError, ToolArgumentsError
+from agentfootprint.tools.errors import (
+    InvalidToolDefinitionError,
+    PauseOutsideAgentError,
+    ToolArgumentsError,
+    UnsafeSchemaPatternError,
+)
 from agentfootprint.tools.validation import ArgIssue, format_path
 
 __all__ = [
@@ -86,6 +92,12 @@ def _check_name(name: object) -> str:
     return name
 
 
+def _refuse_unsafe_patterns(name: str, schema: dict[str, Any]) -> None:
+    found = find_unsafe_pattern(schema)
+    if found is not None:
+        raise UnsafeSchemaPatternError(name, *found)
+
+
 def _check_schema(name: str, schema: object) -> dict[str, Any]:
     if not isinstance(schema, dict):
         raise InvalidToolDefinitionError(
@@ -99,6 +111,7 @@ def _check_schema(name: str, schema: object) -> dict[str, Any]:
     required = schema.get("required", [])
     if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
         raise InvalidToolDefinitionError(f"tool {name}: input_schema.required must be a list of str")
+    _refuse_unsafe_patterns(name, schema)
     try:
         return copy.deepcopy(schema)
     except Exception as exc:
@@ -276,6 +289,7 @@ def _build_from_function(
         ) from exc
     schema.setdefault("type", "object")
     schema.setdefault("properties", {})
+    _refuse_unsafe_patterns(tool_name, schema)
     field_names = tuple(model.model_fields)
     is_async = inspect.iscoroutinefunction(fn)
 

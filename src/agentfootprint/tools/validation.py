@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import math
 import re
-from functools import lru_cache
 from typing import Any, TypeGuard
 
 from pydantic import BaseModel, ConfigDict
+
+from agentfootprint.tools._patterns import PatternCheck, check_pattern
 
 __all__ = [
     "MAX_ARG_DEPTH",
@@ -158,14 +159,6 @@ def _resolve(root: Any, ref: str) -> Any:
         else:
             return None
     return node
-
-
-@lru_cache(maxsize=512)
-def _compile(pattern: str) -> re.Pattern[str] | None:
-    try:
-        return re.compile(pattern)
-    except (re.error, TypeError, ValueError, RecursionError):
-        return None
 
 
 def _is_number(value: object) -> TypeGuard[int | float]:
@@ -355,8 +348,20 @@ class _Validator:
             self.add(path, f"string of at most {max_len} characters", f"string is longer than {max_len} characters")
         pattern = schema.get("pattern")
         if isinstance(pattern, str):
-            compiled = _compile(pattern)
-            if compiled is not None and compiled.search(value) is None:
+            vetted = check_pattern(pattern)
+            if vetted.refusal is not None:
+                self.add(
+                    path,
+                    "string (pattern refused)",
+                    f"the schema's pattern cannot be checked safely ({vetted.refusal})",
+                )
+            elif vetted.compiled is not None and len(value) > vetted.max_subject:
+                self.add(
+                    path,
+                    f"string of at most {vetted.max_subject} characters",
+                    f"string is too long to check against its pattern (at most {vetted.max_subject} characters)",
+                )
+            elif vetted.compiled is not None and vetted.compiled.search(value) is None:
                 shown = _short(pattern)
                 self.add(path, f"string matching {shown}", f"string does not match the pattern {shown}")
 
@@ -438,12 +443,12 @@ class _Validator:
         if _is_number(max_p) and n > max_p:
             self.add(path, f"object with at most {max_p} properties", f"object has more than {max_p} properties")
         patterns = schema.get("patternProperties")
-        compiled: list[tuple[re.Pattern[str], Any]] = []
+        compiled: list[tuple[PatternCheck, Any]] = []
         if isinstance(patterns, dict):
             for pat, sub in patterns.items():
-                rx = _compile(pat) if isinstance(pat, str) else None
-                if rx is not None:
-                    compiled.append((rx, sub))
+                vetted = check_pattern(pat) if isinstance(pat, str) else None
+                if vetted is not None and (vetted.compiled is not None or vetted.refusal is not None):
+                    compiled.append((vetted, sub))
         extra = schema.get("additionalProperties", True)
         names = schema.get("propertyNames")
         if not props and not compiled and (extra is True or extra == {}) and names is None:
@@ -458,8 +463,11 @@ class _Validator:
             if key in props:
                 matched = True
                 self.check(props[key], item, sub_path)
-            for rx, sub in compiled:
-                if rx.search(key) is not None:
+            for vetted, sub in compiled:
+                if vetted.compiled is None or len(key) > vetted.max_subject:
+                    matched = True  # never run unbounded: a refused pattern or an over-long name is an issue
+                    self.add(sub_path, "property name (pattern refused)", "property name cannot be checked safely")
+                elif vetted.compiled.search(key) is not None:
                     matched = True
                     self.check(sub, item, sub_path)
             if matched:
