@@ -172,3 +172,21 @@ def test_without_a_key_or_the_extra_says_what_to_install(monkeypatch: pytest.Mon
     with pytest.raises(ProviderAuthError) as info:
         asyncio.run(provider.complete(user_request()))
     assert "AZURE_OPENAI_API_KEY" in str(info.value) and "agentfootprint[azure]" in str(info.value)
+
+
+@pytest.mark.parametrize("deployment", ["my-o3-deployment", "gpt-4o-prod"])
+@pytest.mark.parametrize("stream", [False, True])
+def test_azure_sends_max_completion_tokens_whatever_the_deployment(deployment: str, stream: bool) -> None:
+    from ._support import collect, fixture, raw_reply
+    from ._vendors import check_typed_dict, sdk_adapter
+
+    fake = FakeServer(raw_reply(fixture("openai_stream_text.sse")) if stream else json_reply(ANSWER))
+    provider = azure_openai("https://res.openai.azure.com", deployment, api_key=API_KEY, transport=fake.transport)
+    request = user_request(max_tokens=512)
+    if stream:
+        asyncio.run(collect(provider.stream(request)))
+    else:
+        asyncio.run(provider.complete(request))
+    body = fake.last.body
+    assert body["max_completion_tokens"] == 512 and "max_tokens" not in body
+    check_typed_dict(sdk_adapter("openai", stream), body, "azure request")

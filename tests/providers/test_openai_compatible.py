@@ -283,3 +283,39 @@ async def test_trailing_slash_in_base_url_is_tolerated() -> None:
     server = FakeServer(raw_reply(fixture("openai_answer.json"), content_type="application/json"))
     await openai_compatible(BASE + "/", model="m", transport=server.transport).complete(user_request())
     assert server.last.url == f"{BASE}/chat/completions"
+
+
+@pytest.mark.parametrize(
+    ("base_url", "model", "key"),
+    [
+        ("https://api.openai.com/v1", "gpt-4o-mini", "max_completion_tokens"),
+        ("https://api.openai.com/v1", "o3-mini", "max_completion_tokens"),
+        (BASE, "o1", "max_completion_tokens"),
+        (BASE, "o4-mini-2025-04-16", "max_completion_tokens"),
+        (BASE, "gpt-5", "max_completion_tokens"),
+        (BASE, "GPT-5-mini", "max_completion_tokens"),
+        (BASE, "openai/gpt-5.1", "max_completion_tokens"),
+        (BASE, "qwen2.5-7b", "max_tokens"),
+        (BASE, "gpt-4o", "max_tokens"),
+        (BASE, "ollama/llama3:o1", "max_tokens"),
+        (BASE, "oo1", "max_tokens"),
+        (BASE, "o", "max_tokens"),
+        (BASE, "gpt-50x", "max_tokens"),
+    ],
+)
+async def test_reasoning_models_get_max_completion_tokens(base_url: str, model: str, key: str) -> None:
+    from ._vendors import check_typed_dict, sdk_adapter
+
+    server = FakeServer(raw_reply(fixture("openai_answer.json"), content_type="application/json"))
+    provider = openai_compatible(base_url, "k", model=model, transport=server.transport)
+    await provider.complete(user_request(max_tokens=300))
+    body = server.last.body
+    assert body[key] == 300
+    assert {"max_tokens", "max_completion_tokens"} - {key} & set(body) == set()
+    check_typed_dict(sdk_adapter("openai", False), body, "openai request")
+
+
+async def test_no_token_limit_sends_neither_field() -> None:
+    server = FakeServer(raw_reply(fixture("openai_answer.json"), content_type="application/json"))
+    await openai_compatible(BASE, model="o3", transport=server.transport).complete(user_request())
+    assert not {"max_tokens", "max_completion_tokens"} & set(server.last.body)

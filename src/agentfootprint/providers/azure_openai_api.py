@@ -11,7 +11,7 @@ from urllib.parse import quote
 
 from agentfootprint.providers._models import LLMRequest
 from agentfootprint.providers.errors import ModelRequiredError, ProviderAuthError, ProviderConfigError
-from agentfootprint.providers.openai_compat import OpenAICompatibleProvider
+from agentfootprint.providers.openai_compat import OpenAICompatibleProvider, TokenLimitKey
 
 if TYPE_CHECKING:
     import httpx2
@@ -87,6 +87,10 @@ class AzureOpenAIProvider(OpenAICompatibleProvider):
         if self.api_version == "v1":
             return "/v1/chat/completions"
         return f"/deployments/{quote(model, safe='')}/chat/completions?api-version={quote(self.api_version)}"
+
+    def token_limit_key(self, model: str) -> TokenLimitKey:
+        """Always ``max_completion_tokens``: a deployment name hides the model, and Azure takes it for every model."""
+        return "max_completion_tokens"
 
     def model_hint(self, model: str) -> str:
         """Azure-specific advice."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -89,7 +90,23 @@ def cache_prefix_key(request: LLMRequest, model: str) -> str | None:
     return "af-" + hashlib.sha256(f"{model}\n{prefix}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
-def build_body(request: LLMRequest, model: str, *, stream: bool, cache_hint: CacheHint = "none") -> dict[str, Any]:
+TokenLimitKey = Literal["max_tokens", "max_completion_tokens"]
+_REASONING_MODEL = re.compile(r"(o\d+|gpt-5)([-.:_].*)?", re.IGNORECASE)
+
+
+def is_reasoning_model(model: str) -> bool:
+    """OpenAI's reasoning models (o-series, gpt-5 family), also behind a router prefix such as ``openai/``."""
+    return _REASONING_MODEL.fullmatch(model.rsplit("/", 1)[-1].strip()) is not None
+
+
+def build_body(
+    request: LLMRequest,
+    model: str,
+    *,
+    stream: bool,
+    cache_hint: CacheHint = "none",
+    token_limit_key: TokenLimitKey = "max_tokens",
+) -> dict[str, Any]:
     """The Chat Completions request body; with cache markers, the cache hint the server understands
     (``prompt_cache_key`` for OpenAI's automatic prefix caching, ``cache_prompt`` for llama.cpp servers)."""
     body: dict[str, Any] = {
@@ -106,10 +123,12 @@ def build_body(request: LLMRequest, model: str, *, stream: bool, cache_hint: Cac
         body["tools"] = tools_to_wire(request.tools)
     if request.tool_choice is not None:
         body["tool_choice"] = {"type": "function", "function": {"name": request.tool_choice}}
-    for key in ("seed", "temperature", "max_tokens", "response_format"):
+    for key in ("seed", "temperature", "response_format"):
         value = getattr(request, key)
         if value is not None:
             body[key] = value
+    if request.max_tokens is not None:
+        body[token_limit_key] = request.max_tokens
     if stream:
         body["stream"] = True
         body["stream_options"] = {"include_usage": True}
@@ -322,12 +341,22 @@ class OpenAICompatibleProvider(HTTPProvider):
         """The path (and query) of the Chat Completions endpoint under ``base_url``."""
         return "/chat/completions"
 
+    def token_limit_key(self, model: str) -> TokenLimitKey:
+        """``max_completion_tokens`` for OpenAI itself and reasoning models (which refuse ``max_tokens``);
+        ``max_tokens`` elsewhere, the field vLLM, llama.cpp and Ollama read."""
+        if "api.openai.com" in self.base_url or is_reasoning_model(model):
+            return "max_completion_tokens"
+        return "max_tokens"
+
+    def _build(self, request: LLMRequest, model: str, *, stream: bool) -> dict[str, Any]:
+        return build_body(
+            request, model, stream=stream, cache_hint=self.cache_hint, token_limit_key=self.token_limit_key(model)
+        )
+
     async def complete(self, request: LLMRequest) -> LLMResponse:
         """One non-streaming Chat Completions call."""
         model = self.resolve_model(request)
-        data = await self.post_json(
-            self.chat_path(model), build_body(request, model, stream=False, cache_hint=self.cache_hint), model
-        )
+        data = await self.post_json(self.chat_path(model), self._build(request, model, stream=False), model)
         try:
             return parse_response(data)
         except WireFormatError as exc:
@@ -338,9 +367,7 @@ class OpenAICompatibleProvider(HTTPProvider):
         model = self.resolve_model(request)
         state = _StreamState()
         finished = False
-        lines = self.stream_lines(
-            self.chat_path(model), build_body(request, model, stream=True, cache_hint=self.cache_hint), model
-        )
+        lines = self.stream_lines(self.chat_path(model), self._build(request, model, stream=True), model)
         events = iter_sse(lines)
         try:
             async for _event, data in events:
