@@ -8,10 +8,10 @@ import importlib
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any, Literal
 
+from agentfootprint.context._html import html_text_parts
 from agentfootprint.context.embedders import Embedder
 from agentfootprint.context.injection import InvalidInjectionError
 from agentfootprint.context.rag import Chunk
@@ -22,12 +22,22 @@ RetrievalMode = Literal["hybrid", "vector", "keyword"]
 _HEADER = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _BREAKS = ("\n\n", "\n", ". ", "? ", "! ", "; ", ", ", " ")
 _MAX_CHUNK = 100_000
+MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
+"""Largest file a loader reads (bytes); a larger one is ``DocumentTooLargeError``."""
+MAX_DOCUMENT_CHARS = MAX_DOCUMENT_BYTES
+"""Largest text ``html_to_text`` parses (characters)."""
 
 
 class LoaderError(AgentFootprintError, ValueError):
     """A document that cannot be read (missing file, unknown type, unreadable PDF); names the file, not its text."""
 
     code = "ERR_DOCUMENT_LOAD"
+
+
+class DocumentTooLargeError(LoaderError):
+    """A document over the loaders' size cap (``MAX_DOCUMENT_BYTES`` on disk, ``MAX_DOCUMENT_CHARS`` as text)."""
+
+    code = "ERR_DOCUMENT_TOO_LARGE"
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +51,9 @@ class Document:
 
 def _read(path: Path) -> str:
     try:
+        size = path.stat().st_size
+        if size > MAX_DOCUMENT_BYTES:
+            raise DocumentTooLargeError(f"'{path.name}' is {size} bytes, over the {MAX_DOCUMENT_BYTES} limit")
         return path.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
         raise LoaderError(f"cannot read '{path.name}': {type(exc).__name__}") from None
@@ -60,50 +73,15 @@ def load_markdown(path: str | Path, *, id: str | None = None) -> Document:
     return Document(id=id or p.name, text=text, metadata={"source": str(p), "type": "markdown", "title": title})
 
 
-class _TextOfHtml(HTMLParser):
-    _SKIP = frozenset({"script", "style", "noscript", "template", "head"})
-    _BLOCK = frozenset({"p", "div", "br", "li", "tr", "section", "article", "h1", "h2", "h3", "h4", "h5", "h6"})
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self.title = ""
-        self._skip = 0
-        self._in_title = False
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "title":
-            self._in_title = True
-        if tag in self._SKIP:
-            self._skip += 1
-        elif tag in self._BLOCK:
-            self.parts.append("\n\n" if tag != "br" else "\n")
-            if tag.startswith("h") and len(tag) == 2:
-                self.parts.append("#" * int(tag[1]) + " ")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "title":
-            self._in_title = False
-        if tag in self._SKIP and self._skip:
-            self._skip -= 1
-        elif tag in self._BLOCK:
-            self.parts.append("\n\n")
-
-    def handle_data(self, data: str) -> None:
-        if self._in_title:
-            self.title += data
-        elif not self._skip:
-            self.parts.append(data)
-
-
 def html_to_text(html: str) -> tuple[str, str]:
-    """(readable text with headings as Markdown ``#`` lines, title) of an HTML page; scripts and styles dropped."""
-    parser = _TextOfHtml()
-    parser.feed(html)
-    parser.close()
-    text = re.sub(r"[ \t\r\f\v]+", " ", "".join(parser.parts))
+    """(readable text with headings as Markdown ``#`` lines, title) of an HTML page; scripts and styles dropped.
+    Linear in the input; one over ``MAX_DOCUMENT_CHARS`` is refused (``DocumentTooLargeError``)."""
+    if len(html) > MAX_DOCUMENT_CHARS:
+        raise DocumentTooLargeError(f"HTML of {len(html)} characters is over the {MAX_DOCUMENT_CHARS} limit")
+    parts, title = html_text_parts(html)
+    text = re.sub(r"[ \t\r\f\v]+", " ", parts)
     text = re.sub(r" *\n *", "\n", text)
-    return re.sub(r"\n{3,}", "\n\n", text).strip(), parser.title.strip()
+    return re.sub(r"\n{3,}", "\n\n", text).strip(), title.strip()
 
 
 def load_html(path: str | Path, *, id: str | None = None) -> Document:
@@ -388,7 +366,10 @@ def as_documents(values: Sequence[Document | str | Mapping[str, Any]]) -> list[D
 
 __all__ = [
     "LOADERS",
+    "MAX_DOCUMENT_BYTES",
+    "MAX_DOCUMENT_CHARS",
     "Document",
+    "DocumentTooLargeError",
     "IndexReport",
     "LoaderError",
     "RetrievalMode",
