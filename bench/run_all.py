@@ -18,6 +18,7 @@ ORDER = [
     "mcp_bench.py",
     "long_runs.py",
     "observers.py",
+    "hostile_input.py",
 ]
 
 if __name__ == "__main__":
