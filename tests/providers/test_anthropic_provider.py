@@ -200,3 +200,112 @@ async def test_stream_input_delta_for_unknown_block_is_typed() -> None:
     server = FakeServer(raw_reply(body))
     with pytest.raises(ProviderResponseError, match="not a tool_use"):
         await collect(anthropic(SECRET, "claude-x", transport=server.transport).stream(user_request()))
+
+
+def _sdk_message(usage: dict[str, object]) -> bytes:
+    """A Messages response, validated and serialized by the anthropic SDK itself."""
+    from anthropic.types import Message as SDKMessage
+
+    message = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-x",
+        "content": [{"type": "text", "text": "ok"}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": usage,
+    }
+    return SDKMessage.model_validate(message).model_dump_json().encode()
+
+
+async def test_cached_prompt_tokens_count_as_input() -> None:
+    usage = {
+        "input_tokens": 20,
+        "output_tokens": 7,
+        "cache_read_input_tokens": 1800,
+        "cache_creation_input_tokens": 300,
+    }
+    server = FakeServer(raw_reply(_sdk_message(usage), content_type="application/json"))
+    response = await anthropic(SECRET, "claude-x", transport=server.transport).complete(user_request())
+    assert response.usage == Usage(input_tokens=2120, output_tokens=7, cached_input_tokens=1800, cache_write_tokens=300)
+    assert response.usage.total_tokens == 2127
+
+
+async def test_null_cache_fields_are_zero() -> None:
+    server = FakeServer(
+        raw_reply(_sdk_message({"input_tokens": 20, "output_tokens": 7}), content_type="application/json")
+    )
+    response = await anthropic(SECRET, "claude-x", transport=server.transport).complete(user_request())
+    assert response.usage == Usage(input_tokens=20, output_tokens=7)
+    assert response.usage.model_dump() == {"input_tokens": 20, "output_tokens": 7, "reasoning_tokens": 0}
+
+
+def _sse(*events: dict[str, object]) -> bytes:
+    import json
+
+    return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
+
+
+_START = {
+    "type": "message_start",
+    "message": {
+        "id": "m",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-x",
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": 5,
+            "output_tokens": 1,
+            "cache_read_input_tokens": 900,
+            "cache_creation_input_tokens": 0,
+        },
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("delta_usage", "expected"),
+    [
+        ({"output_tokens": 12}, Usage(input_tokens=905, output_tokens=12, cached_input_tokens=900)),
+        (
+            {"output_tokens": 12, "input_tokens": None, "cache_read_input_tokens": None},
+            Usage(input_tokens=905, output_tokens=12, cached_input_tokens=900),
+        ),
+        (
+            {"output_tokens": 12, "input_tokens": 5, "cache_read_input_tokens": 900, "cache_creation_input_tokens": 40},
+            Usage(input_tokens=945, output_tokens=12, cached_input_tokens=900, cache_write_tokens=40),
+        ),
+    ],
+)
+async def test_streamed_cached_tokens(delta_usage: dict[str, object], expected: Usage) -> None:
+    events = (
+        _START,
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "ok"}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None}, "usage": delta_usage},
+        {"type": "message_stop"},
+    )
+    from ._vendors import anthropic_events
+
+    for event in events:
+        anthropic_events().validate_python(event)
+    server = FakeServer(raw_reply(_sse(*events)))
+    chunks = await collect(anthropic(SECRET, "claude-x", transport=server.transport).stream(user_request()))
+    assert chunks[-1].response is not None and chunks[-1].response.usage == expected
+
+
+@pytest.mark.parametrize("bad", [-1, "many", True, 1e999])
+async def test_hostile_cache_counts_are_a_bad_response(bad: object) -> None:
+    import json
+
+    usage = {"input_tokens": 1, "output_tokens": 1, "cache_read_input_tokens": bad}
+    body = {"content": [{"type": "text", "text": "ok"}], "usage": usage}
+    server = FakeServer(raw_reply(json.dumps(body).encode(), content_type="application/json"))
+    with pytest.raises(ProviderResponseError) as info:
+        await anthropic(SECRET, "claude-x", transport=server.transport).complete(user_request())
+    assert "cache_read_input_tokens" in str(info.value)

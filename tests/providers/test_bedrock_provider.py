@@ -240,3 +240,67 @@ def test_without_botocore_says_which_extra(monkeypatch: pytest.MonkeyPatch) -> N
         bedrock("m", region=REGION)
     assert "agentfootprint[bedrock]" in str(info.value)
     assert bedrock("m", region=REGION, api_key="ABSK-test-0123456789").region == REGION
+
+
+def _converse_output(usage: dict[str, int]) -> dict[str, object]:
+    from botocore.session import get_session
+    from botocore.validate import ParamValidator
+
+    output = {
+        "output": {"message": {"role": "assistant", "content": [{"text": "ok"}]}},
+        "stopReason": "end_turn",
+        "usage": usage,
+        "metrics": {"latencyMs": 5},
+    }
+    shape = get_session().get_service_model("bedrock-runtime").operation_model("Converse").output_shape
+    report = ParamValidator().validate(output, shape)
+    assert not report.has_errors(), report.generate_report()
+    return output
+
+
+def test_cached_prompt_tokens_count_as_input() -> None:
+    from agentfootprint.providers import Usage
+    from agentfootprint.providers.bedrock_api import parse_response
+
+    usage = {
+        "inputTokens": 12,
+        "outputTokens": 5,
+        "totalTokens": 2017,
+        "cacheReadInputTokens": 1500,
+        "cacheWriteInputTokens": 500,
+    }
+    response = parse_response(_converse_output(usage))
+    assert response.usage == Usage(input_tokens=2012, output_tokens=5, cached_input_tokens=1500, cache_write_tokens=500)
+    assert response.usage.total_tokens == usage["totalTokens"]
+
+
+def test_streamed_cached_prompt_tokens_count_as_input() -> None:
+    from agentfootprint.providers import Usage
+
+    usage = {"inputTokens": 3, "outputTokens": 2, "totalTokens": 405, "cacheReadInputTokens": 400}
+    frames = _stream(
+        _event("messageStart", {"role": "assistant"}),
+        _event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "ok"}}),
+        _event("contentBlockStop", {"contentBlockIndex": 0}),
+        _event("messageStop", {"stopReason": "end_turn"}),
+        _event("metadata", {"usage": usage, "metrics": {"latencyMs": 5}}),
+    )
+    server = FakeServer(frames)
+    provider = bedrock(BEDROCK_MODEL, region=REGION, api_key="k", transport=server.transport)
+    chunks = asyncio.run(collect(provider.stream(user_request())))
+    assert chunks[-1].response is not None
+    assert chunks[-1].response.usage == Usage(input_tokens=403, output_tokens=2, cached_input_tokens=400)
+
+
+@pytest.mark.parametrize("bad", [-3, "x", None])
+def test_hostile_cache_counts(bad: object) -> None:
+    from agentfootprint.providers._wire import WireFormatError
+    from agentfootprint.providers.bedrock_api import parse_response
+
+    body = {"output": {"message": {"role": "assistant", "content": [{"text": "ok"}]}}, "stopReason": "end_turn"}
+    body["usage"] = {"inputTokens": 1, "outputTokens": 1, "cacheReadInputTokens": bad}
+    if bad is None:
+        assert parse_response(body).usage.cached_input_tokens == 0
+        return
+    with pytest.raises(WireFormatError):
+        parse_response(body)

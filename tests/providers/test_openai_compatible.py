@@ -319,3 +319,21 @@ async def test_no_token_limit_sends_neither_field() -> None:
     server = FakeServer(raw_reply(fixture("openai_answer.json"), content_type="application/json"))
     await openai_compatible(BASE, model="o3", transport=server.transport).complete(user_request())
     assert not {"max_tokens", "max_completion_tokens"} & set(server.last.body)
+
+
+async def test_cached_prompt_tokens_are_reported_within_input() -> None:
+    from openai.types.chat import ChatCompletion
+
+    from agentfootprint.providers import Usage
+
+    answer = json.loads(fixture("openai_answer.json"))
+    answer["usage"] = {
+        "prompt_tokens": 2000,
+        "completion_tokens": 9,
+        "total_tokens": 2009,
+        "prompt_tokens_details": {"cached_tokens": 1920},
+    }
+    raw = ChatCompletion.model_validate(answer).model_dump_json().encode()
+    server = FakeServer(raw_reply(raw, content_type="application/json"))
+    response = await openai_compatible(BASE, model="gpt-4o", transport=server.transport).complete(user_request())
+    assert (response.usage.input_tokens, response.usage.cached_input_tokens) == (2000, 1920)

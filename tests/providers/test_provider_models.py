@@ -121,3 +121,21 @@ def test_providers_satisfy_the_protocol() -> None:
 def test_stream_chunk_kinds_are_closed() -> None:
     with pytest.raises(ValidationError):
         StreamChunk(kind="thinking")
+
+
+def test_usage_cache_counts_add_and_dump_only_when_set() -> None:
+    cached = Usage(input_tokens=100, output_tokens=2, cached_input_tokens=80, cache_write_tokens=10)
+    total = cached + Usage(input_tokens=5, output_tokens=1)
+    assert total == Usage(input_tokens=105, output_tokens=3, cached_input_tokens=80, cache_write_tokens=10)
+    assert Usage(**total.model_dump()) == total
+    assert Usage.model_validate_json(total.model_dump_json()) == total
+    assert Usage(input_tokens=1).model_dump() == {"input_tokens": 1, "output_tokens": 0, "reasoning_tokens": 0}
+
+
+@given(st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 10**6), st.integers(0, 10**6)), max_size=8))
+def test_usage_cache_counts_sum_componentwise(rows: list[tuple[int, int, int]]) -> None:
+    parts = (Usage(input_tokens=a + b + c, cached_input_tokens=b, cache_write_tokens=c) for a, b, c in rows)
+    total = sum(parts, Usage())
+    assert total.cached_input_tokens == sum(b for _, b, _ in rows)
+    assert total.cache_write_tokens == sum(c for _, _, c in rows)
+    assert total.input_tokens >= total.cached_input_tokens + total.cache_write_tokens

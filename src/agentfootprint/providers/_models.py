@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 
 class ToolCall(BaseModel):
@@ -83,6 +83,19 @@ class Usage(BaseModel):
     output_tokens: int = 0
     reasoning_tokens: int = 0
     """How many of ``output_tokens`` the model spent reasoning (already counted there, so pricing stays right)."""
+    cached_input_tokens: int = 0
+    """How many of ``input_tokens`` were read from the vendor's prompt cache (already counted there)."""
+    cache_write_tokens: int = 0
+    """How many of ``input_tokens`` were written to the vendor's prompt cache (already counted there)."""
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The cache counts appear in a dump only when non-zero, so records without caching keep their shape."""
+        data: dict[str, Any] = handler(self)
+        for key in ("cached_input_tokens", "cache_write_tokens"):
+            if not data.get(key):
+                data.pop(key, None)
+        return data
 
     @property
     def total_tokens(self) -> int:
@@ -96,6 +109,8 @@ class Usage(BaseModel):
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+            cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
         )
 
 

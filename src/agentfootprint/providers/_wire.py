@@ -70,7 +70,7 @@ def opt_int(obj: dict[str, Any], key: str, where: str) -> int:
     value = obj.get(key)
     if value is None:
         return 0
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < float("inf"):
         raise WireFormatError(f"'{where}.{key}' should be a non-negative number, got {_kind(value)}")
     return int(value)
 

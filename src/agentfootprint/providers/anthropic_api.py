@@ -94,6 +94,25 @@ def thinking_to_wire(reasoning: list[ReasoningBlock]) -> list[dict[str, Any]]:
     return blocks
 
 
+def usage_from(data: dict[str, Any], where: str, before: Usage | None = None) -> Usage:
+    """Anthropic's usage as a ``Usage``, cache reads and writes counted as input (the API leaves them out of
+    ``input_tokens``); a field a ``message_delta`` omits or nulls keeps its ``before`` value (counts are cumulative)."""
+    prior = before or Usage()
+
+    def count(key: str, default: int) -> int:
+        return opt_int(data, key, where) if data.get(key) is not None else default
+
+    read = count("cache_read_input_tokens", prior.cached_input_tokens)
+    written = count("cache_creation_input_tokens", prior.cache_write_tokens)
+    uncached = count("input_tokens", prior.input_tokens - prior.cached_input_tokens - prior.cache_write_tokens)
+    return Usage(
+        input_tokens=uncached + read + written,
+        output_tokens=count("output_tokens", prior.output_tokens),
+        cached_input_tokens=read,
+        cache_write_tokens=written,
+    )
+
+
 def build_body(
     request: LLMRequest, model: str, max_tokens: int, *, stream: bool, thinking_budget: int | None = None
 ) -> dict[str, Any]:
@@ -176,10 +195,7 @@ def parse_response(data: object) -> LLMResponse:
         content="".join(text),
         tool_calls=calls,
         reasoning=reasoning,
-        usage=Usage(
-            input_tokens=opt_int(usage, "input_tokens", "usage"),
-            output_tokens=opt_int(usage, "output_tokens", "usage"),
-        ),
+        usage=usage_from(usage, "usage"),
         model=opt_str(body, "model", "body"),
         finish_reason=_finish(opt_str(body, "stop_reason", "body")),
     )
@@ -319,10 +335,7 @@ class AnthropicProvider(HTTPProvider):
                         message = as_dict(payload.get("message"), "message_start.message")
                         model_name = opt_str(message, "model", "message_start.message")
                         start_usage = as_dict(message.get("usage") or {}, "message_start.message.usage")
-                        usage = Usage(
-                            input_tokens=opt_int(start_usage, "input_tokens", "usage"),
-                            output_tokens=opt_int(start_usage, "output_tokens", "usage"),
-                        )
+                        usage = usage_from(start_usage, "message_start.message.usage")
                     elif kind == "content_block_start":
                         index = self._index(payload)
                         block = as_dict(payload.get("content_block"), "content_block_start.content_block")
@@ -389,11 +402,7 @@ class AnthropicProvider(HTTPProvider):
                         delta = as_dict(payload.get("delta") or {}, "message_delta.delta")
                         stop_reason = opt_str(delta, "stop_reason", "message_delta.delta") or stop_reason
                         end_usage = as_dict(payload.get("usage") or {}, "message_delta.usage")
-                        if "output_tokens" in end_usage:
-                            usage = Usage(
-                                input_tokens=usage.input_tokens,
-                                output_tokens=opt_int(end_usage, "output_tokens", "message_delta.usage"),
-                            )
+                        usage = usage_from(end_usage, "message_delta.usage", before=usage)
                     elif kind == "message_stop":
                         finished = True
                         break

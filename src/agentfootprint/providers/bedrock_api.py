@@ -145,9 +145,13 @@ def build_body(request: LLMRequest, *, thinking_budget: int | None = None) -> di
 
 def _usage(raw: object, where: str) -> Usage:
     data = as_dict(raw, where)
-    return Usage(
-        input_tokens=opt_int(data, "inputTokens", where),
+    read = opt_int(data, "cacheReadInputTokens", where)
+    written = opt_int(data, "cacheWriteInputTokens", where)
+    return Usage(  # Converse leaves cache reads and writes out of inputTokens
+        input_tokens=opt_int(data, "inputTokens", where) + read + written,
         output_tokens=opt_int(data, "outputTokens", where),
+        cached_input_tokens=read,
+        cache_write_tokens=written,
     )
 
 

@@ -148,10 +148,13 @@ def _usage(raw: object, where: str) -> Usage:
     reasoning = 0
     if isinstance(details, dict):
         reasoning = opt_int(details, "reasoning_tokens", f"{where}.completion_tokens_details")
-    return Usage(
+    prompt = data.get("prompt_tokens_details")
+    cached = opt_int(prompt, "cached_tokens", f"{where}.prompt_tokens_details") if isinstance(prompt, dict) else 0
+    return Usage(  # prompt_tokens already counts the cached part
         input_tokens=opt_int(data, "prompt_tokens", where),
         output_tokens=opt_int(data, "completion_tokens", where),
         reasoning_tokens=reasoning,
+        cached_input_tokens=cached,
     )
 
 
