@@ -324,8 +324,6 @@ async def test_no_token_limit_sends_neither_field() -> None:
 async def test_cached_prompt_tokens_are_reported_within_input() -> None:
     from openai.types.chat import ChatCompletion
 
-    from agentfootprint.providers import Usage
-
     answer = json.loads(fixture("openai_answer.json"))
     answer["usage"] = {
         "prompt_tokens": 2000,
