@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 import json
 import os
 import subprocess
@@ -23,7 +25,13 @@ from hypothesis import strategies as st
 from jwt.algorithms import ECAlgorithm, OKPAlgorithm, RSAAlgorithm
 from tests._live import free_port, stop, wait_healthy
 
-from agentfootprint.hosting import HostingConfigError, WireRequestRefusal, ag_ui_app, jwt_identity
+from agentfootprint.hosting import (
+    HostingConfigError,
+    HostUnavailableError,
+    WireRequestRefusal,
+    ag_ui_app,
+    jwt_identity,
+)
 from agentfootprint.identity import Identity
 from agentfootprint.providers import mock
 
@@ -410,3 +418,122 @@ async def test_a_crafted_subject_naming_another_issuer_cannot_reach_that_issuers
         assert status == 404
         assert (await http.get("/agui/threads/t1", headers=crafted)).status_code == 404
     assert provider.calls == 1
+
+
+# -- the JWKS fetch: one overall deadline, one refresh at a time, a stale set serving meanwhile ---------------------
+async def _trickling_jwks(connections: list[int], stop_serving: asyncio.Event) -> tuple[str, asyncio.Server]:
+    """A JWKS endpoint on 127.0.0.1 that answers headers at once, then one body byte every 50 ms (for up to 60 s)."""
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connections.append(1)
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 1000000\r\n\r\n")
+        try:
+            for _ in range(1200):
+                if stop_serving.is_set():
+                    break
+                writer.write(b" ")
+                await writer.drain()
+                await asyncio.sleep(0.05)
+        except (ConnectionError, asyncio.CancelledError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    return f"http://127.0.0.1:{port}/jwks.json", server
+
+
+async def test_a_jwks_provider_trickling_bytes_is_cut_off_at_the_overall_deadline_by_one_fetch() -> None:
+    connections: list[int] = []
+    stop_serving = asyncio.Event()
+    url, server = await _trickling_jwks(connections, stop_serving)
+    bound = jwt_identity(url, issuer=ISSUER, audience=AUDIENCE, fetch_timeout=1.0)
+    loop = asyncio.get_running_loop()
+    began = loop.time()
+    try:
+        outcomes = await asyncio.gather(*(bound(Req(f"Bearer {token()}")) for _ in range(8)), return_exceptions=True)
+        elapsed = loop.time() - began
+        again = loop.time()
+        with pytest.raises(HostUnavailableError):  # within min_refresh_seconds: no new fetch, no wait
+            await bound(Req(f"Bearer {token()}"))
+        assert loop.time() - again < 0.5
+    finally:
+        stop_serving.set()
+        server.close()
+        await server.wait_closed()
+    assert all(isinstance(o, HostUnavailableError) and o.code == "ERR_AGUI_IDENTITY_UNAVAILABLE" for o in outcomes)
+    # A byte every 50 ms never trips a per-read timeout: only a total deadline ends this fetch (here 1 s; the
+    # generous bound leaves room for a slow machine, and the trickle would go on for a minute).
+    assert elapsed < 10.0
+    assert connections == [1], "eight callers waited on one fetch"
+
+
+def _over(http: httpx2.AsyncClient, **kw: Any) -> Any:
+    """A binder fetching its JWKS by URL through ``http``."""
+    return jwt_identity("https://login.example.test/jwks", issuer=ISSUER, audience=AUDIENCE, http_client=http, **kw)
+
+
+async def test_a_jwks_over_one_mebibyte_is_refused_and_a_fresh_one_is_fetched_control() -> None:
+    served = {"keys": [jwk(RSA_KEY, "rsa-1")], "padding": "x" * (1 << 20)}
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, json=served)
+
+    http = httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
+    with pytest.raises(HostUnavailableError):
+        await _over(http)(Req(f"Bearer {token()}"))
+    served.pop("padding")
+    control = _over(http)
+    assert (await control(Req(f"Bearer {token()}"))).principal == "alice"
+    await http.aclose()
+
+
+class _Clock:
+    """A monotonic clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+async def test_a_stale_key_set_serves_every_caller_while_one_refresh_hangs(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = _Clock()
+    monkeypatch.setattr(importlib.import_module("agentfootprint.hosting.identity"), "time", clock)
+    release = asyncio.Event()
+    fetches: list[str] = []
+    cut_off: list[bool] = []
+
+    async def handler(request: httpx2.Request) -> httpx2.Response:
+        fetches.append("fetch")
+        if len(fetches) == 1:
+            return httpx2.Response(200, json={"keys": [jwk(RSA_KEY, "rsa-1")]})
+        try:  # every refresh after the first hangs until the test releases it, then names the rotated key too
+            await release.wait()
+        except asyncio.CancelledError:
+            cut_off.append(True)
+            raise
+        return httpx2.Response(200, json={"keys": [jwk(RSA_KEY, "rsa-1"), jwk(RSA_NEXT, "rsa-2")]})
+
+    http = httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
+    bound = _over(http, cache_seconds=60, min_refresh_seconds=10, fetch_timeout=30)
+    assert (await bound(Req(f"Bearer {token()}"))).principal == "alice"
+    assert fetches == ["fetch"]
+
+    clock.now += 61  # the cached set is stale now; its refresh will hang
+    stale = asyncio.gather(*(bound(Req(f"Bearer {token(sub=f'user-{i}')}")) for i in range(20)))
+    callers = await asyncio.wait_for(stale, 20)  # needs no time at all; the bound only ends a hang
+    assert [c.principal for c in callers] == [f"user-{i}" for i in range(20)], "the stale set served them all"
+    assert fetches == ["fetch", "fetch"], "one refresh for twenty stale callers"
+    assert not release.is_set() and not cut_off, "and none of them waited for it"
+
+    rotated = asyncio.ensure_future(bound(Req(f"Bearer {token(RSA_NEXT, 'rsa-2')}")))
+    await asyncio.sleep(0)
+    assert not rotated.done(), "a key the stale set lacks waits for the refresh in flight"
+    release.set()
+    assert (await rotated).principal == "alice"
+    assert fetches == ["fetch", "fetch"], "it joined that refresh rather than starting another"
+    await http.aclose()

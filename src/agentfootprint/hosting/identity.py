@@ -8,6 +8,7 @@ Every failure is a 401 JSON refusal naming ``authorization``; the token is never
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -28,6 +29,7 @@ DEFAULT_ALGORITHMS = ("RS256", "ES256", "EdDSA")
 
 _NEVER = frozenset({"none", "HS256", "HS384", "HS512"})
 _MAX_TOKEN_CHARS = 16_384
+_MAX_JWKS_BYTES = 1 << 20
 _CHALLENGE = 'Bearer error="invalid_token"'
 
 
@@ -51,6 +53,7 @@ class JwtIdentity:
         cache_seconds: float = 300.0,
         min_refresh_seconds: float = 30.0,
         http_client: httpx2.AsyncClient | None = None,
+        fetch_timeout: float = 5.0,
     ) -> None:
         try:
             import jwt  # noqa: F401
@@ -67,13 +70,14 @@ class JwtIdentity:
         self._leeway = _seconds(leeway, "leeway", 0, 600)
         self._cache_seconds = _seconds(cache_seconds, "cache_seconds", 1, 86_400)
         self._min_refresh = _seconds(min_refresh_seconds, "min_refresh_seconds", 0, 86_400)
+        self._fetch_timeout = _seconds(fetch_timeout, "fetch_timeout", 0.1, 60)
         self._optional = bool(optional)
         self._http = http_client
         self._url: str | None = None
         self._keys: dict[str | None, Any] = {}
         self._fetched_at: float | None = None
-        self._lock: asyncio.Lock | None = None
-        self._lock_loop: asyncio.AbstractEventLoop | None = None
+        self._attempted_at: float | None = None
+        self._inflight: asyncio.Task[bool] | None = None
         if isinstance(jwks, str):
             if not jwks.startswith(("https://", "http://")):
                 raise HostingConfigError("jwks must be a JWKS dict or an http(s) URL")
@@ -139,11 +143,18 @@ class JwtIdentity:
 
     # -- keys ------------------------------------------------------------------------------------------------------
     async def _key(self, kid: str | None) -> Any:
+        waited = False
         if self._url is not None and self._stale():
-            await self._refresh(force=False)
+            refresh = self._start_refresh(force=False)
+            # A stale set that holds the key serves it while the refresh runs; otherwise wait for that refresh.
+            if refresh is not None and self._find(kid) is None:
+                await asyncio.shield(refresh)
+                waited = True
         key = self._find(kid)
-        if key is None and self._url is not None and await self._refresh(force=True):
-            key = self._find(kid)
+        if key is None and self._url is not None and not waited:
+            refresh = self._start_refresh(force=True)
+            if refresh is not None and await asyncio.shield(refresh):
+                key = self._find(kid)
         if key is None:
             if not self._keys and self._url is not None:
                 raise HostUnavailableError("ERR_AGUI_IDENTITY_UNAVAILABLE", "the signing keys could not be fetched")
@@ -156,51 +167,68 @@ class JwtIdentity:
         keys = list(self._keys.values())
         return keys[0] if len(keys) == 1 else None
 
+    def _just_tried(self) -> bool:
+        """A fetch was tried less than ``min_refresh_seconds`` ago (a forced one waits for the interval)."""
+        return self._attempted_at is not None and time.monotonic() - self._attempted_at < self._min_refresh
+
     def _stale(self) -> bool:
         return self._fetched_at is None or time.monotonic() - self._fetched_at >= self._cache_seconds
 
-    def _refresh_lock(self) -> asyncio.Lock:
+    def _start_refresh(self, *, force: bool) -> asyncio.Task[bool] | None:
+        """The one JWKS refresh in flight (joined, or started; a forced one at most every ``min_refresh_seconds``),
+        or None when the keys are too fresh to refetch."""
         loop = asyncio.get_running_loop()
-        if self._lock is None or self._lock_loop is not loop:
-            self._lock, self._lock_loop = asyncio.Lock(), loop
-        return self._lock
+        running = self._inflight
+        if running is not None and not running.done() and running.get_loop() is loop:
+            return running
+        if force and self._just_tried():
+            return None
+        if not force and not self._stale():
+            return None
+        self._attempted_at = time.monotonic()
+        self._inflight = loop.create_task(self._refresh())
+        return self._inflight
 
-    async def _refresh(self, *, force: bool) -> bool:
-        """Fetch the JWKS (one fetch at a time; a forced one at most every ``min_refresh_seconds``)."""
-        async with self._refresh_lock():
-            now = time.monotonic()
-            if self._fetched_at is not None:
-                age = now - self._fetched_at
-                if (force and age < self._min_refresh) or (not force and age < self._cache_seconds):
-                    return False
-            try:
-                keys = await self._fetch()
-            except Exception as err:
-                logger.warning(
-                    "could not fetch the JWKS (%s); keeping %d cached keys", type(err).__name__, len(self._keys)
-                )
-                self._fetched_at = now - self._cache_seconds + self._min_refresh
-                return False
-            self._keys, self._fetched_at = keys, now
-            return True
+    async def _refresh(self) -> bool:
+        """Fetch the JWKS within ``fetch_timeout`` in all (connect, headers and body); on failure keep the old keys."""
+        started = time.monotonic()
+        try:
+            keys = await asyncio.wait_for(self._fetch(), self._fetch_timeout)
+        except Exception as err:
+            logger.warning("could not fetch the JWKS (%s); keeping %d cached keys", type(err).__name__, len(self._keys))
+            self._fetched_at = started - self._cache_seconds + self._min_refresh
+            return False
+        self._keys, self._fetched_at = keys, started
+        return True
 
     async def _fetch(self) -> dict[str | None, Any]:
         import httpx2
 
         assert self._url is not None
         if self._http is not None:
-            response = await self._http.get(self._url, timeout=5.0)
+            raw = await _read_capped(self._http, self._url, self._fetch_timeout)
         else:
-            async with httpx2.AsyncClient(timeout=5.0) as http:
-                response = await http.get(self._url)
-        response.raise_for_status()
-        data = response.json()
+            async with httpx2.AsyncClient(timeout=self._fetch_timeout) as http:
+                raw = await _read_capped(http, self._url, self._fetch_timeout)
+        data = json.loads(raw)
         if not isinstance(data, Mapping):
             raise ValueError("the JWKS is not a JSON object")
         keys = _key_set(data)
         if not keys:
             raise ValueError("the JWKS holds no usable signing key")
         return keys
+
+
+async def _read_capped(http: httpx2.AsyncClient, url: str, timeout: float) -> bytes:
+    """The body of ``GET url`` (a 2xx), refused past ``_MAX_JWKS_BYTES``."""
+    async with http.stream("GET", url, timeout=timeout) as response:
+        response.raise_for_status()
+        body = bytearray()
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if len(body) > _MAX_JWKS_BYTES:
+                raise ValueError("the JWKS is larger than 1 MiB")
+    return bytes(body)
 
 
 def _key_set(jwks: Mapping[str, Any]) -> dict[str | None, Any]:
@@ -290,10 +318,12 @@ def jwt_identity(
     cache_seconds: float = 300.0,
     min_refresh_seconds: float = 30.0,
     http_client: httpx2.AsyncClient | None = None,
+    fetch_timeout: float = 5.0,
 ) -> JwtIdentity:
     """A ``bind_thread`` verifying ``Authorization: Bearer <JWT>`` against ``jwks`` (a dict, or a URL, cached).
 
-    ``optional=True`` serves a request with no Authorization header as anonymous (a bad token is still 401)."""
+    ``optional=True`` serves a request with no Authorization header as anonymous (a bad token is still 401).
+    ``fetch_timeout`` bounds one whole JWKS fetch; while a refresh runs, a stale set that holds the key serves."""
     return JwtIdentity(
         jwks,
         issuer=issuer,
@@ -305,4 +335,5 @@ def jwt_identity(
         cache_seconds=cache_seconds,
         min_refresh_seconds=min_refresh_seconds,
         http_client=http_client,
+        fetch_timeout=fetch_timeout,
     )
