@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from pydantic import BaseModel
 
 from agentfootprint.providers import (
     LLMRequest,
@@ -309,3 +312,54 @@ async def test_hostile_cache_counts_are_a_bad_response(bad: object) -> None:
     with pytest.raises(ProviderResponseError) as info:
         await anthropic(SECRET, "claude-x", transport=server.transport).complete(user_request())
     assert "cache_read_input_tokens" in str(info.value)
+
+
+class _Answer(BaseModel):
+    refund: bool
+
+
+@pytest.mark.parametrize("vendor", ["anthropic", "bedrock"])
+async def test_thinking_provider_with_tool_forced_output_is_refused_at_run_start(vendor: str) -> None:
+    from agentfootprint import Agent, OutputStrategyUnsupportedError
+    from agentfootprint.providers import bedrock, with_retry
+
+    server = FakeServer()
+    if vendor == "anthropic":
+        provider: Any = anthropic(SECRET, "claude-x", thinking_budget=2048, transport=server.transport)
+    else:
+        provider = bedrock("m", region="us-east-1", api_key="k", thinking_budget=2048, transport=server.transport)
+    assert provider.carries_forced_tool_choice is False
+    agent = (
+        Agent.create(provider=with_retry(provider), model="m").output_schema(_Answer, strategy="tool-forced").build()
+    )
+    with pytest.raises(OutputStrategyUnsupportedError) as info:
+        await agent.run("refund?")
+    assert info.value.strategy == "tool-forced" and server.seen == []
+
+
+@pytest.mark.parametrize("vendor", ["anthropic", "bedrock"])
+def test_without_thinking_a_forced_tool_is_still_offered(vendor: str) -> None:
+    from agentfootprint.providers import bedrock
+
+    provider: Any = anthropic(SECRET, "claude-x") if vendor == "anthropic" else bedrock("m", region="r", api_key="k")
+    assert provider.carries_forced_tool_choice is True
+
+
+@pytest.mark.parametrize("vendor", ["anthropic", "bedrock"])
+@pytest.mark.parametrize("call", ["complete", "stream"])
+async def test_request_thinking_with_a_forced_tool_is_refused_before_sending(vendor: str, call: str) -> None:
+    from agentfootprint.providers import ProviderConfigError, ThinkingRequest, bedrock
+
+    server = FakeServer()
+    if vendor == "anthropic":
+        provider: Any = anthropic(SECRET, "claude-x", transport=server.transport)
+    else:
+        provider = bedrock("m", region="us-east-1", api_key="k", transport=server.transport)
+    request = user_request(tools=[ToolSpec(name="answer")], tool_choice="answer", thinking=ThinkingRequest(budget=2048))
+    with pytest.raises(ProviderConfigError) as info:
+        if call == "complete":
+            await provider.complete(request)
+        else:
+            await collect(provider.stream(request))
+    assert info.value.code == "ERR_PROVIDER_THINKING_FORCED_TOOL" and server.seen == []
+    assert "instruct" in str(info.value)

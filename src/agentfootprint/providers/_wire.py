@@ -193,3 +193,18 @@ async def iter_sse(lines: AsyncIterator[str]) -> AsyncGenerator[tuple[str, str],
             data.append(value)
     if data:
         yield event or "message", "\n".join(data)
+
+
+THINKING_FORCED_TOOL = "ERR_PROVIDER_THINKING_FORCED_TOOL"
+
+
+def refuse_forced_tool_with_thinking(vendor: str, tool_choice: str | None, thinking_budget: int | None) -> None:
+    """Anthropic models refuse a forced ``tool_choice`` while thinking: say so before sending the request."""
+    if tool_choice is not None and thinking_budget is not None:
+        from agentfootprint.providers.errors import ProviderConfigError
+
+        raise ProviderConfigError(
+            f"{vendor}: a thinking budget and a forced tool_choice cannot go together (the API refuses it); "
+            "use output_schema strategy='instruct', or turn thinking off for this agent",
+            code=THINKING_FORCED_TOOL,
+        )

@@ -26,6 +26,7 @@ from agentfootprint.providers._wire import (
     opt_str,
     parse_arguments,
     parse_json,
+    refuse_forced_tool_with_thinking,
     req_str,
 )
 from agentfootprint.providers.errors import (
@@ -134,6 +135,7 @@ def build_body(
         ]
     if request.tool_choice is not None:
         body["tool_choice"] = {"type": "tool", "name": request.tool_choice}
+    refuse_forced_tool_with_thinking("anthropic", request.tool_choice, thinking_budget)
     if thinking_budget is not None:
         body["thinking"] = {"type": "enabled", "budget_tokens": thinking_budget}
         if body["max_tokens"] <= thinking_budget:
@@ -225,7 +227,6 @@ class AnthropicProvider(HTTPProvider):
     """Claude models through the Messages API."""
 
     factory = "anthropic"
-    carries_forced_tool_choice = True
     carries_native_output = False
     key_hint = "api_key= (or the ANTHROPIC_API_KEY environment variable)"
 
@@ -246,6 +247,8 @@ class AnthropicProvider(HTTPProvider):
         if thinking_budget is not None and (isinstance(thinking_budget, bool) or thinking_budget < 1024):
             raise ProviderConfigError("anthropic(): thinking_budget must be an integer of at least 1024 tokens")
         self.thinking_budget = thinking_budget
+        self.carries_forced_tool_choice = thinking_budget is None
+        """A forced ``tool_choice`` is refused by the API while thinking, so a thinking provider does not offer it."""
         key = api_key if api_key is not None else os.environ.get("ANTHROPIC_API_KEY")
         self._api_key = key or None
         self.max_tokens = max_tokens

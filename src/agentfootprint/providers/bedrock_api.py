@@ -28,6 +28,7 @@ from agentfootprint.providers._wire import (
     opt_str,
     parse_arguments,
     parse_json,
+    refuse_forced_tool_with_thinking,
     req_str,
 )
 from agentfootprint.providers.errors import (
@@ -129,6 +130,7 @@ def build_body(request: LLMRequest, *, thinking_budget: int | None = None) -> di
         inference["maxTokens"] = request.max_tokens
     if request.temperature is not None and thinking_budget is None:
         inference["temperature"] = request.temperature
+    refuse_forced_tool_with_thinking("bedrock", request.tool_choice, thinking_budget)
     if thinking_budget is not None:
         inference["maxTokens"] = max(inference.get("maxTokens", 0), thinking_budget + 1024)
         body["additionalModelRequestFields"] = {"thinking": {"type": "enabled", "budget_tokens": thinking_budget}}
@@ -346,7 +348,6 @@ class BedrockProvider(HTTPProvider):
     """Models on Amazon Bedrock through the Converse API, signed with AWS credentials (or a Bedrock API key)."""
 
     factory = "bedrock"
-    carries_forced_tool_choice = True
     carries_native_output = False
     key_hint = (
         "your AWS credentials (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or api_key= / "
@@ -370,6 +371,8 @@ class BedrockProvider(HTTPProvider):
         if thinking_budget is not None and (isinstance(thinking_budget, bool) or thinking_budget < 1024):
             raise ProviderConfigError("bedrock(): thinking_budget must be an integer of at least 1024 tokens")
         self.thinking_budget = thinking_budget
+        self.carries_forced_tool_choice = thinking_budget is None
+        """Claude on Bedrock refuses a forced ``toolChoice`` while thinking: a thinking provider does not offer it."""
         key = api_key if api_key is not None else os.environ.get("AWS_BEARER_TOKEN_BEDROCK")
         self._api_key = key or None
         self._profile = profile
