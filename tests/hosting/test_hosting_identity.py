@@ -537,3 +537,20 @@ async def test_a_stale_key_set_serves_every_caller_while_one_refresh_hangs(monke
     assert (await rotated).principal == "alice"
     assert fetches == ["fetch", "fetch"], "it joined that refresh rather than starting another"
     await http.aclose()
+
+
+async def test_threads_of_a_one_issuer_host_stay_theirs_and_adding_an_issuer_hands_them_to_no_one() -> None:
+    from agentfootprint.hosting import memory_sessions
+
+    store = memory_sessions()
+    alice = {"authorization": f"Bearer {token()}"}
+    async with client(ag_ui_app(factory(mock(replies=["one", "two"])), bind_thread=binder(), sessions=store)) as http:
+        status, _ = await turn(http, body(user("u1")), headers=alice)
+        assert status == 200
+    async with client(ag_ui_app(factory(mock(replies=["two"])), bind_thread=binder(), sessions=store)) as http:
+        assert (await http.get("/agui/threads/t1", headers=alice)).status_code == 200, "control: same one issuer"
+    app = ag_ui_app(factory(mock(replies=["two"])), bind_thread=two_issuers(), sessions=store)
+    async with client(app) as http:
+        for caller in (alice, {"authorization": f"Bearer {token(iss=OTHER_ISSUER)}"}):
+            assert (await http.get("/agui/threads/t1", headers=caller)).status_code == 404
+            assert (await http.get("/agui/threads", headers=caller)).json()["threads"] == []
