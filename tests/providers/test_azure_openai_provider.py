@@ -190,3 +190,53 @@ def test_azure_sends_max_completion_tokens_whatever_the_deployment(deployment: s
     body = fake.last.body
     assert body["max_completion_tokens"] == 512 and "max_tokens" not in body
     check_typed_dict(sdk_adapter("openai", stream), body, "azure request")
+
+
+def test_deployment_not_found_is_a_missing_model() -> None:
+    from agentfootprint.providers import ModelNotFoundError
+
+    body = {
+        "error": {
+            "code": "DeploymentNotFound",
+            "message": "The API deployment for this resource does not exist. If you created the deployment within "
+            "the last 5 minutes, please wait a moment and try again.",
+        }
+    }
+    fake = FakeServer(json_reply(body, status=404))
+    provider = azure_openai("https://res.openai.azure.com", "gpt-4o-prod", api_key=API_KEY, transport=fake.transport)
+    with pytest.raises(ModelNotFoundError) as info:
+        asyncio.run(provider.complete(user_request()))
+    assert (info.value.model, info.value.status, info.value.retryable) == ("gpt-4o-prod", 404, False)
+    assert "deployment" in str(info.value) and "base_url" not in str(info.value)
+
+
+def test_a_plain_404_still_points_at_the_endpoint() -> None:
+    from agentfootprint.providers import ModelNotFoundError, ProviderRequestError
+
+    fake = FakeServer(json_reply({"error": {"code": "404", "message": "Resource not found"}}, status=404))
+    provider = azure_openai("https://res.openai.azure.com", "d", api_key=API_KEY, transport=fake.transport)
+    with pytest.raises(ProviderRequestError) as info:
+        asyncio.run(provider.complete(user_request()))
+    assert not isinstance(info.value, ModelNotFoundError)
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({"OPENAI_API_VERSION": "2025-04-01-preview"}, "2025-04-01-preview"),
+        (
+            {"OPENAI_API_VERSION": "2025-04-01-preview", "AZURE_OPENAI_API_VERSION": "2024-12-01-preview"},
+            "2024-12-01-preview",
+        ),
+        ({}, "2024-10-21"),
+    ],
+)
+def test_api_version_from_the_environment(monkeypatch: pytest.MonkeyPatch, env: dict[str, str], expected: str) -> None:
+    for name in ("OPENAI_API_VERSION", "AZURE_OPENAI_API_VERSION"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    fake = FakeServer(json_reply(ANSWER))
+    provider = azure_openai("https://res.openai.azure.com", "d", api_key=API_KEY, transport=fake.transport)
+    asyncio.run(provider.complete(user_request()))
+    assert fake.last.url.endswith(f"?api-version={expected}")

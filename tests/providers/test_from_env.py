@@ -194,3 +194,39 @@ def test_the_picked_provider_really_answers() -> None:
 def test_options_reach_the_factory() -> None:
     provider: Any = provider_from_env(CONFIGS["ollama"], timeout=5.0, name="local")
     assert (provider.timeout, provider.name, provider.base_url) == (5.0, "local", "http://127.0.0.1:11434")
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"GOOGLE_API_KEY": "google-key-1234567890", "GEMINI_API_KEY": "gemini-key-1234567890"},
+        {"GEMINI_API_KEY": "gemini-key-1234567890"},
+        {"GOOGLE_API_KEY": "google-key-1234567890", "GEMINI_API_KEY": ""},
+    ],
+)
+def test_gemini_key_precedence_is_google_genais(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from google.genai._api_client import get_env_api_key
+
+    from agentfootprint.providers import gemini
+
+    for name in ("GOOGLE_API_KEY", "GEMINI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    theirs = get_env_api_key()
+    from_env: Any = provider_from_env(env)
+    assert from_env._api_key == theirs
+    assert pick_provider_from_env(env).variables == [next(n for n, v in env.items() if v == theirs)]
+    direct: Any = gemini(model="gemini-2.5-flash")
+    assert direct._api_key == theirs
+
+
+def test_ollama_host_without_a_port_keeps_11434() -> None:
+    provider: Any = provider_from_env({"OLLAMA_HOST": "0.0.0.0"})
+    assert provider.base_url == "http://0.0.0.0:11434"
+
+
+def test_openai_api_version_reaches_azure() -> None:
+    env = {**CONFIGS["azure_openai"], "OPENAI_API_VERSION": "2025-04-01-preview"}
+    provider: Any = provider_from_env(env)
+    assert provider.api_version == "2025-04-01-preview"

@@ -167,3 +167,44 @@ async def test_connection_refused_names_ollama_serve() -> None:
         await ollama("m", transport=server.transport).complete(user_request())
     assert str(info.value).startswith("could not connect to http://127.0.0.1:11434 — is the server running?")
     assert "ollama serve" in str(info.value)
+
+
+def _ollama_doctest_hosts() -> list[str | None]:
+    """Every OLLAMA_HOST example the ollama client's own ``_parse_host`` doctests pin."""
+    import inspect
+    import re
+
+    from ollama._client import _parse_host
+
+    source = inspect.getsource(_parse_host)
+    return [None if raw == "None" else raw[1:-1] for raw in re.findall(r">>> _parse_host\((None|'[^']*')\)", source)]
+
+
+def test_ollama_host_is_read_as_the_ollama_client_reads_it() -> None:
+    from ollama._client import _parse_host
+
+    from agentfootprint.providers.ollama_api import ollama_host_url
+
+    hosts = _ollama_doctest_hosts()
+    assert len(hosts) > 20 and "0.0.0.0" not in hosts
+    for host in [*hosts, "0.0.0.0", "0.0.0.0:8080", " 10.0.0.5 ", ":11500"]:
+        assert ollama_host_url(host) == _parse_host(host.strip() if host else host), host
+
+
+def test_ollama_host_env_without_a_port(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentfootprint.providers import ollama
+
+    monkeypatch.setenv("OLLAMA_HOST", "0.0.0.0")
+    assert ollama("llama3.2").base_url == "http://0.0.0.0:11434"
+    monkeypatch.setenv("OLLAMA_HOST", "https://ollama.example.com")
+    assert ollama("llama3.2").base_url == "https://ollama.example.com:443"
+
+
+@pytest.mark.parametrize("host", ["host:99999", "ftp://host", "a b", "http://[::1", "host:port"])
+def test_unreadable_ollama_host_is_refused_without_quoting_it(host: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentfootprint.providers import ProviderConfigError, ollama
+
+    monkeypatch.setenv("OLLAMA_HOST", host)
+    with pytest.raises(ProviderConfigError) as info:
+        ollama("llama3.2")
+    assert "OLLAMA_HOST" in str(info.value) and host not in str(info.value)

@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from agentfootprint.providers._models import LLMRequest
-from agentfootprint.providers.errors import ModelRequiredError, ProviderAuthError, ProviderConfigError
+from agentfootprint.providers.errors import (
+    ModelNotFoundError,
+    ModelRequiredError,
+    ProviderAuthError,
+    ProviderConfigError,
+    ProviderError,
+)
 from agentfootprint.providers.openai_compat import OpenAICompatibleProvider, TokenLimitKey
 
 if TYPE_CHECKING:
@@ -58,7 +64,12 @@ class AzureOpenAIProvider(OpenAICompatibleProvider):
         key = api_key if api_key is not None else os.environ.get("AZURE_OPENAI_API_KEY")
         if key and (token_provider is not None or credential is not None):
             raise ProviderConfigError("azure_openai(): give either an API key or an Entra ID identity, not both")
-        self.api_version = api_version or os.environ.get("AZURE_OPENAI_API_VERSION") or DEFAULT_API_VERSION
+        self.api_version = (
+            api_version
+            or os.environ.get("AZURE_OPENAI_API_VERSION")
+            or os.environ.get("OPENAI_API_VERSION")  # what the openai SDK's AzureOpenAI reads
+            or DEFAULT_API_VERSION
+        )
         self._token_provider = token_provider
         self._credential = credential
         super().__init__(
@@ -91,6 +102,18 @@ class AzureOpenAIProvider(OpenAICompatibleProvider):
     def token_limit_key(self, model: str) -> TokenLimitKey:
         """Always ``max_completion_tokens``: a deployment name hides the model, and Azure takes it for every model."""
         return "max_completion_tokens"
+
+    def status_error(self, status: int, raw: bytes, headers: Mapping[str, str], model: str) -> ProviderError:
+        """Azure's ``DeploymentNotFound`` 404 names no model: it is a missing deployment all the same."""
+        if status == 404 and b"DeploymentNotFound" in raw:
+            return ModelNotFoundError(
+                f"{self.name} at {self.base_url} has no deployment {self.safe(model, 120)!r} (404 DeploymentNotFound)."
+                f" {self.model_hint(model)}.",
+                model=model,
+                provider=self.name,
+                status=status,
+            )
+        return super().status_error(status, raw, headers, model)
 
     def model_hint(self, model: str) -> str:
         """Azure-specific advice."""

@@ -96,7 +96,7 @@ def _variables(kind: ProviderKind, env: Mapping[str, str]) -> list[str] | None:
     if kind == "gemini":
         if _truthy(env, "GOOGLE_GENAI_USE_VERTEXAI"):
             return ["GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT"] if _set(env, "GOOGLE_CLOUD_PROJECT") else None
-        key = next((name for name in ("GEMINI_API_KEY", "GOOGLE_API_KEY") if _set(env, name)), None)
+        key = next((name for name in ("GOOGLE_API_KEY", "GEMINI_API_KEY") if _set(env, name)), None)  # as google-genai
         return [key] if key else None
     if kind == "bedrock":
         region = next((name for name in ("AWS_REGION", "AWS_DEFAULT_REGION") if _set(env, name)), None)
@@ -193,7 +193,7 @@ def _build(pick: ProviderPick, env: Mapping[str, str], model: str | None, option
         if "GOOGLE_GENAI_USE_VERTEXAI" in pick.variables:
             project, location = get("GOOGLE_CLOUD_PROJECT"), get("GOOGLE_CLOUD_LOCATION") or None
             return gemini(None, model, vertex=True, project=project, location=location, **options)
-        return gemini(get("GEMINI_API_KEY") or get("GOOGLE_API_KEY"), model, **options)
+        return gemini(get("GOOGLE_API_KEY") or get("GEMINI_API_KEY"), model, **options)
     if pick.kind == "bedrock":
         from agentfootprint.providers.bedrock_api import bedrock, botocore_module
 
@@ -207,10 +207,9 @@ def _build(pick: ProviderPick, env: Mapping[str, str], model: str | None, option
             api_key=get("AWS_BEARER_TOKEN_BEDROCK") or None,
             **options,
         )
-    from agentfootprint.providers.ollama_api import ollama
+    from agentfootprint.providers.ollama_api import ollama, ollama_host_url
 
-    host = (get("OLLAMA_HOST") or "").strip()
-    options.setdefault("base_url", host if host.startswith(("http://", "https://")) else f"http://{host}")
+    options.setdefault("base_url", ollama_host_url(get("OLLAMA_HOST")))
     return ollama(model, **options)
 
 

@@ -296,7 +296,7 @@ class GeminiProvider(HTTPProvider):
             key = (
                 api_key
                 if api_key is not None
-                else (os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY"))
+                else (os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY"))  # google-genai's order
             )
             self.api_version = api_version or "v1beta"
             self._prefix = f"/{self.api_version}/models/"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from agentfootprint.providers._http import HTTPProvider
 from agentfootprint.providers._models import (
@@ -27,7 +28,7 @@ from agentfootprint.providers._wire import (
     parse_json,
     req_str,
 )
-from agentfootprint.providers.errors import ProviderResponseError, ProviderServerError
+from agentfootprint.providers.errors import ProviderConfigError, ProviderResponseError, ProviderServerError
 from agentfootprint.providers.openai_compat import tools_to_wire
 
 if TYPE_CHECKING:
@@ -125,6 +126,27 @@ def parse_response(data: object) -> LLMResponse:
     )
 
 
+def ollama_host_url(host: str | None) -> str:
+    """The base URL an ``OLLAMA_HOST`` value means, read as the ollama client reads it (a bare host keeps port 11434,
+    ``http://`` / ``https://`` without a port mean 80 / 443, ``:port`` alone means local)."""
+    value = (host or "").strip()
+    scheme, _, hostport = value.partition("://")
+    port = {"http": 80, "https": 443}.get(scheme, 11434) if hostport else 11434
+    if not hostport:
+        scheme, hostport = "http", value
+    try:
+        split = urlsplit(f"{scheme}://{hostport}")
+        name, port = split.hostname or "127.0.0.1", split.port or port
+    except ValueError:
+        raise ProviderConfigError("OLLAMA_HOST is not a host[:port] or URL the ollama client can read") from None
+    if scheme not in ("http", "https") or any(c.isspace() for c in name):
+        raise ProviderConfigError("OLLAMA_HOST must be host[:port] or an http:// or https:// URL")
+    if ":" in name:
+        name = f"[{name}]"
+    path = split.path.rstrip("/")
+    return f"{scheme}://{name}:{port}{path}"
+
+
 class OllamaProvider(HTTPProvider):
     """A local or remote Ollama server."""
 
@@ -144,8 +166,7 @@ class OllamaProvider(HTTPProvider):
         name: str = "ollama",
     ) -> None:
         if base_url is None:
-            host = os.environ.get("OLLAMA_HOST", "").strip() or "127.0.0.1:11434"
-            base_url = host if host.startswith(("http://", "https://")) else f"http://{host}"
+            base_url = ollama_host_url(os.environ.get("OLLAMA_HOST"))
         super().__init__(
             name=name,
             base_url=base_url,
