@@ -278,3 +278,19 @@ def test_vertex_without_google_auth_says_which_extra(monkeypatch: pytest.MonkeyP
     with pytest.raises(ProviderConfigError) as info:
         asyncio.run(provider.complete(user_request()))
     assert "agentfootprint[gemini]" in str(info.value)
+
+
+def test_cached_content_tokens_are_reported_within_input() -> None:
+    response = types.GenerateContentResponse(
+        candidates=[
+            types.Candidate(content=types.Content(role="model", parts=[types.Part(text="ok")]), finish_reason="STOP")
+        ],
+        usage_metadata=types.GenerateContentResponseUsageMetadata(
+            prompt_token_count=4000, cached_content_token_count=3500, candidates_token_count=6, total_token_count=4006
+        ),
+    )
+    raw = response.model_dump_json(by_alias=True, exclude_none=True).encode()
+    fake = FakeServer(raw_reply(raw, content_type="application/json"))
+    provider = gemini(API_KEY, MODEL, transport=fake.transport)
+    usage = asyncio.run(provider.complete(user_request())).usage
+    assert (usage.input_tokens, usage.cached_input_tokens, usage.output_tokens) == (4000, 3500, 6)

@@ -155,10 +155,11 @@ def _usage(body: dict[str, Any]) -> Usage | None:
         return None
     data = as_dict(body["usageMetadata"], "usageMetadata")
     thoughts = opt_int(data, "thoughtsTokenCount", "usageMetadata")
-    return Usage(
+    return Usage(  # promptTokenCount already counts the cached part
         input_tokens=opt_int(data, "promptTokenCount", "usageMetadata"),
         output_tokens=opt_int(data, "candidatesTokenCount", "usageMetadata") + thoughts,
         reasoning_tokens=thoughts,
+        cached_input_tokens=opt_int(data, "cachedContentTokenCount", "usageMetadata"),
     )
 
 
