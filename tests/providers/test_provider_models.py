@@ -139,3 +139,10 @@ def test_usage_cache_counts_sum_componentwise(rows: list[tuple[int, int, int]]) 
     assert total.cached_input_tokens == sum(b for _, b, _ in rows)
     assert total.cache_write_tokens == sum(c for _, _, c in rows)
     assert total.input_tokens >= total.cached_input_tokens + total.cache_write_tokens
+
+
+def test_usage_serialization_schema_still_names_every_count() -> None:
+    schema = Usage.model_json_schema(mode="serialization")
+    dump = schema["$defs"][schema["$ref"].rsplit("/", 1)[-1]]
+    assert set(dump["properties"]) == set(Usage.model_fields)
+    assert dump["required"] == ["input_tokens", "output_tokens", "reasoning_tokens"]

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from typing_extensions import TypedDict
 
 
 class ToolCall(BaseModel):
@@ -74,6 +75,16 @@ class ToolSpec(BaseModel):
     input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
 
 
+class _UsageDump(TypedDict):
+    """What a ``Usage`` dumps to (its serialization schema): the cache counts only when non-zero."""
+
+    input_tokens: int
+    output_tokens: int
+    reasoning_tokens: int
+    cached_input_tokens: NotRequired[int]
+    cache_write_tokens: NotRequired[int]
+
+
 class Usage(BaseModel):
     """Token counts of one or more model calls."""
 
@@ -89,12 +100,13 @@ class Usage(BaseModel):
     """How many of ``input_tokens`` were written to the vendor's prompt cache (already counted there)."""
 
     @model_serializer(mode="wrap")
-    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> _UsageDump:
         """The cache counts appear in a dump only when non-zero, so records without caching keep their shape."""
-        data: dict[str, Any] = handler(self)
-        for key in ("cached_input_tokens", "cache_write_tokens"):
-            if not data.get(key):
-                data.pop(key, None)
+        data: _UsageDump = handler(self)
+        if not data.get("cached_input_tokens"):
+            data.pop("cached_input_tokens", None)
+        if not data.get("cache_write_tokens"):
+            data.pop("cache_write_tokens", None)
         return data
 
     @property
