@@ -10,6 +10,7 @@ import re
 import threading
 import time
 import uuid
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
@@ -111,7 +112,7 @@ _Metas = list[ArtifactMeta]
 """What a listing returns (named outside the classes, whose ``list`` method shadows the builtin)."""
 
 
-class _Artifacts:
+class _Artifacts(ABC):
     """What every backend shares: ``put`` checks, measures and names the artifact; a backend keeps it
     (``_write``), finds it (``_find``), lists (``_metas``) and forgets (``_forget``) by checked scope."""
 
@@ -151,17 +152,21 @@ class _Artifacts:
         if _REF.match(ref or ""):
             await self._forget(check_scope(scope), ref)
 
+    @abstractmethod
     async def _write(self, scope: str, meta: ArtifactMeta, body: bytes) -> None:
-        raise NotImplementedError
+        """Supplied by each backend."""
 
+    @abstractmethod
     async def _find(self, scope: str, ref: str, content: bool) -> tuple[ArtifactMeta, bytes] | None:
-        raise NotImplementedError
+        """Supplied by each backend."""
 
+    @abstractmethod
     async def _metas(self, scope: str) -> _Metas:
-        raise NotImplementedError
+        """Supplied by each backend."""
 
+    @abstractmethod
     async def _forget(self, scope: str, ref: str) -> None:
-        raise NotImplementedError
+        """Supplied by each backend."""
 
 
 class InMemoryArtifactStore(_Artifacts):

@@ -9,6 +9,7 @@ import json
 import math
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from os import PathLike
@@ -151,7 +152,7 @@ _Metas = list[RecordingMeta]
 """What a listing returns (named outside the classes, whose ``list`` method shadows the builtin)."""
 
 
-class _Recordings:
+class _Recordings(ABC):
     """What every backend shares: ``put`` checks and measures, ``list`` checks the filter and cursor and pages;
     a backend writes a row (``_write``) and fetches ``limit + 1`` metas newest first (``_page``)."""
 
@@ -183,11 +184,13 @@ class _Recordings:
         checked, after = page_filter(agent, since, until, limit, cursor)
         return make_page(self._page(checked, after), checked.limit)
 
+    @abstractmethod
     def _write(self, meta: RecordingMeta, body: str) -> None:
-        raise NotImplementedError
+        """Supplied by each backend."""
 
+    @abstractmethod
     def _page(self, checked: RecordingFilter, after: tuple[float, str] | None) -> _Metas:
-        raise NotImplementedError
+        """Supplied by each backend."""
 
 
 class InMemoryRecordingStore(_Recordings):

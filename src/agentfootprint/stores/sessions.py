@@ -10,6 +10,7 @@ import asyncio
 import threading
 import time
 import uuid
+from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -339,7 +340,7 @@ def _thread_row(row: Any) -> ThreadRow:
     return ThreadRow(owner, float(created if created is not None else updated), float(updated), lease_until, *texts)
 
 
-class _SqlRows:
+class _SqlRows(ABC):
     """The SQL every database backend runs; a backend supplies ``_tx`` (one transaction) and ``_fetch`` (a read),
     both taking statements with ``?`` placeholders."""
 
@@ -347,11 +348,13 @@ class _SqlRows:
     _table: str
     _clock: Clock
 
+    @abstractmethod
     async def _tx(self, work: Callable[[Callable[[str, tuple[Any, ...]], Any]], T]) -> T:
-        raise NotImplementedError
+        """Supplied by each backend."""
 
+    @abstractmethod
     async def _fetch(self, sql: str, args: tuple[Any, ...]) -> list[Any]:
-        raise NotImplementedError
+        """Supplied by each backend."""
 
     async def acquire(self, thread_id: str, owner: str | None) -> RowLease:
         def work(run: Callable[[str, tuple[Any, ...]], Any]) -> RowLease:
