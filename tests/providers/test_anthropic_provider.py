@@ -338,6 +338,33 @@ async def test_thinking_provider_with_tool_forced_output_is_refused_at_run_start
 
 
 @pytest.mark.parametrize("vendor", ["anthropic", "bedrock"])
+async def test_the_agents_own_thinking_budget_with_tool_forced_output_is_refused_at_run_start(vendor: str) -> None:
+    """Issue 38 item 6: a thinking budget set on the agent (.thinking(budget=...)) rather than on the provider is
+    refused at run start too, never by a 400 from the API; a provider that does not refuse it still runs."""
+    from agentfootprint import Agent, OutputStrategyUnsupportedError
+    from agentfootprint.providers import bedrock, mock, with_retry
+
+    server = FakeServer()
+    if vendor == "anthropic":
+        provider: Any = anthropic(SECRET, "claude-x", transport=server.transport)
+    else:
+        provider = bedrock("m", region="us-east-1", api_key="k", transport=server.transport)
+    agent = (
+        Agent.create(provider=with_retry(provider), model="m")
+        .thinking(budget=2048)
+        .output_schema(_Answer, strategy="tool-forced")
+        .build()
+    )
+    with pytest.raises(OutputStrategyUnsupportedError) as info:
+        await agent.run("refund?")
+    assert info.value.strategy == "tool-forced" and server.seen == []
+    assert "thinking" in str(info.value) and SECRET not in str(info.value)
+    plain = mock(replies=[{"tool_calls": [{"id": "c1", "name": "respond_with_schema", "args": {"refund": True}}]}])
+    other = Agent.create(provider=plain, model="m").thinking(budget=2048).output_schema(_Answer, strategy="tool-forced")
+    assert (await other.build().run("refund?")).status == "completed"
+
+
+@pytest.mark.parametrize("vendor", ["anthropic", "bedrock"])
 def test_without_thinking_a_forced_tool_is_still_offered(vendor: str) -> None:
     from agentfootprint.providers import bedrock
 

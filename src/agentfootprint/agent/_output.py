@@ -248,6 +248,18 @@ def carries(provider: Any, capability: str) -> bool:
     return False
 
 
+def refuses(provider: Any, capability: str) -> bool:
+    """Whether ``provider``, or any provider it wraps, declares that it does NOT carry ``capability``."""
+    declared = getattr(provider, capability, None)
+    if isinstance(declared, bool):
+        return not declared
+    inner = getattr(provider, "inner", None)
+    if inner is not None:
+        return refuses(inner, capability)
+    wrapped = getattr(provider, "providers", None)
+    return isinstance(wrapped, list | tuple) and any(refuses(p, capability) for p in wrapped)
+
+
 _CAPABILITY = {"tool-forced": "carries_forced_tool_choice", "native": "carries_native_output"}
 
 
@@ -256,10 +268,15 @@ def check_output_strategy(config: AgentConfig) -> None:
     contract = config.extension(OutputContract.name)
     if not isinstance(contract, OutputContract) or contract.strategy == "instruct":
         return
+    name = str(getattr(config.provider, "name", type(config.provider).__name__))
     if not carries(config.provider, _CAPABILITY[contract.strategy]):
-        raise OutputStrategyUnsupportedError(
-            strategy=contract.strategy, provider=str(getattr(config.provider, "name", type(config.provider).__name__))
-        )
+        raise OutputStrategyUnsupportedError(strategy=contract.strategy, provider=name)
+    if (
+        contract.strategy == "tool-forced"
+        and config.thinking_budget
+        and refuses(config.provider, "carries_forced_tool_choice_while_thinking")
+    ):  # the agent's own thinking budget: the provider's API refuses a forced tool while thinking
+        raise OutputStrategyUnsupportedError(strategy=contract.strategy, provider=name, while_thinking=True)
 
 
 def check_contract_build(config: AgentConfig) -> None:

@@ -217,12 +217,13 @@ class OutputStrategyUnsupportedError(AgentFootprintError, ValueError):
 
     code = "ERR_OUTPUT_STRATEGY_UNSUPPORTED"
 
-    def __init__(self, *, strategy: str, provider: str) -> None:
+    def __init__(self, *, strategy: str, provider: str, while_thinking: bool = False) -> None:
         what = "a forced tool choice" if strategy == "tool-forced" else "a structured-output format"
+        why = "refuses one while the agent's thinking budget is on" if while_thinking else "does not declare that it"
         super().__init__(
-            f"output strategy '{strategy}' needs {what} on the wire, and provider '{provider[:80]}' does not declare "
-            "that it carries one; use strategy='instruct' with retries=N (works on every provider) or a provider "
-            "that carries it"
+            f"output strategy '{strategy}' needs {what} on the wire, and provider '{provider[:80]}' {why}"
+            f"{' carries one' if not while_thinking else ''}; use strategy='instruct' with retries=N (works on every "
+            "provider) or a provider that carries it"
         )
         self.strategy = strategy
         self.provider = provider

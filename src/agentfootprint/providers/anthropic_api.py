@@ -249,6 +249,8 @@ class AnthropicProvider(HTTPProvider):
         self.thinking_budget = thinking_budget
         self.carries_forced_tool_choice = thinking_budget is None
         """A forced ``tool_choice`` is refused by the API while thinking, so a thinking provider does not offer it."""
+        self.carries_forced_tool_choice_while_thinking = False
+        """Nor with a thinking budget the agent sends per request (``.thinking(budget)``)."""
         key = api_key if api_key is not None else os.environ.get("ANTHROPIC_API_KEY")
         self._api_key = key or None
         self.max_tokens = max_tokens

@@ -373,6 +373,8 @@ class BedrockProvider(HTTPProvider):
         self.thinking_budget = thinking_budget
         self.carries_forced_tool_choice = thinking_budget is None
         """Claude on Bedrock refuses a forced ``toolChoice`` while thinking: a thinking provider does not offer it."""
+        self.carries_forced_tool_choice_while_thinking = False
+        """Nor with a thinking budget the agent sends per request (``.thinking(budget)``)."""
         key = api_key if api_key is not None else os.environ.get("AWS_BEARER_TOKEN_BEDROCK")
         self._api_key = key or None
         self._profile = profile
