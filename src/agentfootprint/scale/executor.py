@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import weakref
+from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -34,11 +35,12 @@ class Executor(Protocol):
     ) -> Rerun: ...
 
 
-class ExecutorBase:
+class ExecutorBase(ABC):
     """What every executor shares: ``rerunner`` (the seam explain's reruns use), built on ``submit``."""
 
+    @abstractmethod
     async def submit(self, spec: RunSpec) -> RunOutcome:
-        raise NotImplementedError
+        """Run ``spec`` somewhere (each executor says where)."""
 
     def rerunner(
         self, agent_factory: str, run_input: Mapping[str, Any], *, read: Callable[[RunOutcome], str] | None = None
