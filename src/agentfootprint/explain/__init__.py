@@ -3,6 +3,15 @@
 from agentfootprint.explain._diff import RunDiff, diff
 from agentfootprint.explain._runs import WhatIfError
 from agentfootprint.explain._slice import forward_slice
+from agentfootprint.explain._timeline import (
+    ForeignLegError,
+    KeyChange,
+    KeyWrite,
+    RunTimeline,
+    TimelineError,
+    TimelineStep,
+    timeline,
+)
 from agentfootprint.explain.backtrack import Backtrack, BacktrackError, Hop, SourceTrail, backtrack
 from agentfootprint.explain.dropped import (
     DroppedContext,
@@ -50,8 +59,11 @@ __all__ = [
     "CulpritSet",
     "DroppedContext",
     "Embedder",
+    "ForeignLegError",
     "Hop",
     "InvalidRecordingError",
+    "KeyChange",
+    "KeyWrite",
     "LexicalScorer",
     "LocalizationReport",
     "LocalizeError",
@@ -62,10 +74,13 @@ __all__ = [
     "RestorationReport",
     "RestoreCheck",
     "RunDiff",
+    "RunTimeline",
     "Scorer",
     "SemanticScorer",
     "SourceTrail",
     "Suspect",
+    "TimelineError",
+    "TimelineStep",
     "WhatIfError",
     "backtrack",
     "confirm_by_restoration",
@@ -83,4 +98,5 @@ __all__ = [
     "rerun_without_sources",
     "save_recording",
     "semantic",
+    "timeline",
 ]
