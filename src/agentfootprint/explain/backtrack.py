@@ -175,7 +175,12 @@ def _realigned(before: list[tuple[int, Any]], after: list[Any], idx: int) -> lis
     return [*before[:head], *middle, *(before[len(before) - tail :] if tail else [])]
 
 
+FOREIGN_NOTE = "foreign-trace: the imported trace does not record why this reached the call"
+
+
 def _born_detail(record: dict[str, Any]) -> str:
+    if record.get("foreign"):  # an imported trace: only what it recorded, never an invented definition
+        return str(record.get("born") or "unknown (foreign-trace)")
     source = record.get("source", "custom")
     if source == "system":
         return "Agent.system(...) — the base system prompt"
@@ -184,6 +189,8 @@ def _born_detail(record: dict[str, Any]) -> str:
 
 def _allowed_hop(rid: str, record: dict[str, Any]) -> Hop:
     """ALLOWED: ``detail`` is exactly the trigger (always / rule / on-tool-return <tool> / llm-activated)."""
+    if record.get("foreign"):
+        return Hop(kind="allowed", runtime_stage_id=None, detail="unknown", note=FOREIGN_NOTE)
     trigger = str(record.get("trigger") or "always")
     reason = str(record.get("reason") or "")
     since = record.get("since_iteration")
@@ -544,13 +551,21 @@ def _offered_tool_sources(
                     answer_hop,
                     Hop(kind="read", runtime_stage_id=call.runtime_stage_id, detail="read tool_specs"),
                     Hop(kind="landed", runtime_stage_id=landed.runtime_stage_id, detail="wrote tool_specs"),
-                    Hop(
+                    _allowed_hop(landed.runtime_stage_id, spec)
+                    if spec.get("foreign")
+                    else Hop(
                         kind="allowed",
                         runtime_stage_id=landed.runtime_stage_id,
                         detail=allowed,
                         note=f"skill '{record.get('source_id')}' is active" if record else None,
                     ),
-                    Hop(kind="born", runtime_stage_id=None, detail=f"define_tool('{name}')"),
+                    Hop(
+                        kind="born",
+                        runtime_stage_id=None,
+                        detail=_born_detail({**spec, "born": f"tool definition sent with {call.runtime_stage_id}"})
+                        if spec.get("foreign")
+                        else f"define_tool('{name}')",
+                    ),
                 ],
             )
         )

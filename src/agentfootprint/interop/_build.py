@@ -1,0 +1,344 @@
+"""A foreign trace as a recording: each LLM span a model call whose commit log says what reached it, and how."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentfootprint.explain.recording import Recording
+from agentfootprint.flow import Commit, FlowSnapshot
+from agentfootprint.flow.commit import Write
+from agentfootprint.interop._conventions import (
+    LLMCall,
+    Retrieval,
+    ToolRun,
+    agent_name,
+    read_llm,
+    read_retrieval,
+    read_tool,
+    span_kind,
+)
+from agentfootprint.interop._spans import Span
+from agentfootprint.interop.errors import InvalidTraceError, TraceContentMissingError
+
+FOREIGN_CHART = "foreign-trace"
+"""The ``chart_id`` of every imported run."""
+REQUEST_KEY = "foreign_request"
+"""The state key under which each model call keeps the frozen request its span recorded."""
+_UNKNOWN = "not recorded in the trace (foreign-trace)"
+
+
+@dataclass
+class _Log:
+    commits: list[Commit] = field(default_factory=list)
+
+    def add(self, stage_id: str, rid: str, name: str, reads: dict[str, int | None], writes: list[Write]) -> int:
+        idx = len(self.commits)
+        self.commits.append(
+            Commit(idx=idx, stage_id=stage_id, runtime_stage_id=rid, stage_name=name, reads=reads, writes=writes)
+        )
+        return idx
+
+
+def _set(path: str, value: Any) -> Write:
+    return Write(path=path, verb="set", value=value)
+
+
+def _append(path: str, value: list[Any]) -> Write:
+    return Write(path=path, verb="append", value=value)
+
+
+def _pick_trace(spans: list[Span], trace_id: str | None, convention: str) -> list[Span]:
+    traces: dict[str, list[Span]] = {}
+    for s in spans:
+        traces.setdefault(s.trace_id, []).append(s)
+    if trace_id is not None:
+        key = trace_id.strip().lower()
+        if key not in traces:
+            raise InvalidTraceError("no span of the trace has that trace_id", code="ERR_TRACE_NOT_FOUND")
+        return traces[key]
+    with_calls = [t for t in traces.values() if any(span_kind(s, convention) == "llm" for s in t)]
+    if not with_calls:
+        raise InvalidTraceError(
+            f"no LLM span in {len(spans)} span(s) under the {convention} convention(s) "
+            "(OTel GenAI chat spans or OpenInference LLM spans)",
+            code="ERR_TRACE_NO_LLM_SPANS",
+        )
+    return max(with_calls, key=lambda t: max(s.end for s in t))
+
+
+def _agent_of(span: Span, by_id: dict[str, Span], agents: dict[str, str]) -> str | None:
+    seen = 0
+    parent = span.parent_id
+    while parent is not None and seen < 512:
+        if parent in agents:
+            return agents[parent]
+        node = by_id.get(parent)
+        parent = node.parent_id if node is not None else None
+        seen += 1
+    return None
+
+
+def _segments(new: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
+    """New history entries grouped: ``tools`` (a tool-call turn and its results), ``user``, ``model``."""
+    out: list[tuple[str, list[dict[str, Any]]]] = []
+    for m in new:
+        kind = "tools" if m["role"] == "tool" or m.get("tool_calls") else ("user" if m["role"] == "user" else "model")
+        starts = m["role"] == "assistant" and m.get("tool_calls")
+        if out and out[-1][0] == kind and not (kind == "tools" and starts):
+            out[-1][1].append(m)
+        else:
+            out.append((kind, [m]))
+    return out
+
+
+class _Builder:
+    def __init__(self, spans: list[Span], convention: str) -> None:
+        self.spans = sorted(spans, key=lambda s: (s.start, s.end, s.span_id))
+        self.by_id = {s.span_id: s for s in self.spans}
+        kinds = {s.span_id: span_kind(s, convention) for s in self.spans}
+        agents = {s.span_id: agent_name(s) for s in self.spans if kinds[s.span_id] == "agent"}
+        self.calls: list[LLMCall] = [read_llm(s) for s in self.spans if kinds[s.span_id] == "llm"]
+        for c in self.calls:
+            c.agent = _agent_of(c.span, self.by_id, agents)
+        self.tools: list[ToolRun] = [read_tool(s) for s in self.spans if kinds[s.span_id] == "tool"]
+        self.retrievals: list[Retrieval] = [read_retrieval(s) for s in self.spans if kinds[s.span_id] == "retrieval"]
+        self.log = _Log()
+        self.history: list[dict[str, Any]] = []
+        self.history_idx = 0
+        self.tool_results: list[dict[str, Any]] = []
+        self.result_ids: dict[str, str] = {}
+        self.asked: dict[str, int] = {}  # tool call id -> commit idx of the model call that asked for it
+        self.tool_names: dict[str, str] = {}
+        self.tool_args: dict[str, Any] = {}
+        for c in self.calls:
+            for m in [*c.messages, c.output]:
+                for tc in m.tool_calls:
+                    if tc.get("id"):
+                        self.tool_names.setdefault(str(tc["id"]), str(tc.get("name") or "tool"))
+                        self.tool_args.setdefault(str(tc["id"]), tc.get("args", {}))
+        for t in self.tools:
+            if t.call_id:
+                self.tool_names.setdefault(t.call_id, t.name)
+
+    def check_content(self) -> None:
+        missing = [c for c in self.calls if not c.has_content]
+        if missing:
+            conventions = {c.convention for c in missing}
+            raise TraceContentMissingError(
+                len(missing), len(self.calls), conventions.pop() if len(conventions) == 1 else "auto"
+            )
+
+    def _messages(self, call: LLMCall) -> list[dict[str, Any]]:
+        out = []
+        for m in call.messages:
+            d = m.as_dict()
+            if m.role == "tool":
+                d["tool_name"] = m.tool_name or self.tool_names.get(m.tool_call_id or "", "tool")
+                d["tool_call_id"] = m.tool_call_id or ""
+            out.append(d)
+        return out
+
+    def _new_results(self, messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        records = []
+        for m in messages:
+            cid = str(m.get("tool_call_id") or "")
+            if m["role"] != "tool" or cid in self.result_ids:
+                continue
+            name = str(m.get("tool_name"))
+            n = 1 + sum(1 for r in self.tool_results if r["name"] == name)
+            record = {"call_id": cid, "name": name, "args": self._args_of(cid)}
+            self.tool_results.append(record)
+            self.result_ids[cid] = f"{name}#{n}"
+            records.append(record)
+        return records
+
+    def _args_of(self, call_id: str) -> Any:
+        return self.tool_args.get(call_id, {})
+
+    def _tool_commit(self, messages: list[dict[str, Any]], at: Span) -> None:
+        ids = [str(m.get("tool_call_id")) for m in messages if m["role"] == "tool"]
+        ids += [str(tc.get("id")) for m in messages for tc in m.get("tool_calls") or []]
+        runs = [t for t in self.tools if t.call_id in ids] or [
+            t for t in self.tools if t.name in {m.get("tool_name") for m in messages} and t.span.end <= at.start
+        ]
+        requester = next((self.asked[i] for i in ids if i in self.asked), None)
+        taken = {c.runtime_stage_id for c in self.log.commits}
+        rid = next(
+            (t.span.span_id for t in runs if t.span.span_id not in taken), f"tool-results#{len(self.log.commits)}"
+        )
+        names = ", ".join(dict.fromkeys(str(m.get("tool_name")) for m in messages if m["role"] == "tool"))
+        writes = [_append("history", messages)]
+        records = self._new_results(messages)
+        if records:
+            writes.append(_append("tool_results", records))
+        reads: dict[str, int | None] = {"last_response": requester} if requester is not None else {}
+        self.history_idx = self.log.add("tool-calls", rid, f"execute_tool {names}".strip(), reads, writes)
+
+    def _history_for(self, call: LLMCall, messages: list[dict[str, Any]]) -> None:
+        cur = self.history
+        rid = call.span.span_id
+        if len(messages) >= len(cur) and messages[: len(cur)] == cur:
+            for n, (kind, seg) in enumerate(_segments(messages[len(cur) :])):
+                if kind == "tools":
+                    self._tool_commit(seg, call.span)
+                    continue
+                writes = [_append("history", seg)]
+                stage = "seed" if kind == "user" else "span-input"
+                self.history_idx = self.log.add(stage, f"{rid}/input-{n + 1}", f"input of {call.span.name}", {}, writes)
+        else:
+            writes = [_set("history", messages)]
+            records = self._new_results(messages)
+            if records:
+                writes.append(_append("tool_results", records))
+            self.history_idx = self.log.add("span-input", f"{rid}/input", f"input of {call.span.name}", {}, writes)
+        self.history = messages
+
+    def _documents(self, call: LLMCall, messages: list[dict[str, Any]]) -> list[tuple[str, str, Retrieval]]:
+        """Retrieved documents whose text reached this call (found in what its span says it sent)."""
+        sent = "\n".join([*call.system, *(str(m.get("content") or "") for m in messages)])
+        out: dict[str, tuple[str, str, Retrieval]] = {}
+        for r in self.retrievals:
+            if r.span.start > call.span.start:
+                continue
+            for doc_id, text in r.documents:
+                if doc_id not in out and text.strip() and text.strip() in sent:
+                    out[doc_id] = (doc_id, text.strip(), r)
+        return list(out.values())
+
+    def _call(self, call: LLMCall, first: bool) -> int:
+        rid = call.span.span_id
+        messages = self._messages(call)
+        if first:
+            user = next((m["content"] for m in messages if m["role"] == "user"), "")
+            writes = [
+                _set("run", {"run_id": call.span.trace_id, "agent": call.agent or "agent", "source": FOREIGN_CHART}),
+                _set("user_message", user),
+                _set("history", messages),
+                _set("tool_results", self._new_results(messages)),
+            ]
+            self.history_idx = self.log.add("seed", "seed#0", "input of the traced run", {}, writes)
+            self.history = messages
+        else:
+            self._history_for(call, messages)
+        where = f"LLM span '{call.span.name}' ({rid})"
+        instructions = [
+            {
+                "source": "instruction",
+                "source_id": f"system-{i + 1}",
+                "trigger": "foreign",
+                "foreign": True,
+                "text": text,
+                "born": f"paragraph {i + 1} of the system instructions recorded on {where}; who wrote it is {_UNKNOWN}",
+            }
+            for i, text in enumerate(call.system)
+        ]
+        documents = self._documents(call, messages)
+        retrieved = [
+            {
+                "source": "rag",
+                "source_id": doc_id,
+                "trigger": "foreign",
+                "foreign": True,
+                "text": text,
+                "born": f"document {doc_id} returned by retrieval span '{r.span.name}' ({r.span.span_id})",
+            }
+            for doc_id, text, r in documents
+        ]
+        specs = [{**spec, "foreign": True} for spec in call.tools]
+        context = self.log.add(
+            "span-context",
+            f"{rid}/context",
+            f"context recorded on {call.span.name}",
+            {},
+            [_set("system_prompt_injections", instructions), _set("message_injections", retrieved)],
+        )
+        request = self.log.add(
+            "span-request",
+            f"{rid}/request",
+            f"request of {call.span.name}",
+            {"system_prompt_injections": context, "message_injections": context},
+            [_set("system_prompt", "\n\n".join(call.system)), _set("message_slot", []), _set("tool_specs", specs)],
+        )
+        response = {
+            "content": call.output.content,
+            "tool_calls": [dict(tc) for tc in call.output.tool_calls],
+            "model": call.model or None,
+        }
+        frozen = {
+            "span_id": rid,
+            "span_name": call.span.name,
+            "agent": call.agent,
+            "model": call.model,
+            "system": list(call.system),
+            "messages": messages,
+            "tools": [dict(spec) for spec in call.tools],
+            "documents": [{"id": d, "text": t} for d, t, _ in documents],
+            "result_ids": {
+                m["tool_call_id"]: self.result_ids.get(m["tool_call_id"]) for m in messages if m["role"] == "tool"
+            },
+        }
+        name = f"{call.span.name} (agent {call.agent})" if call.agent else call.span.name
+        idx = self.log.add(
+            "call-llm",
+            rid,
+            name,
+            {
+                "history": self.history_idx,
+                "system_prompt": request,
+                "message_slot": request,
+                "tool_specs": request,
+                "system_prompt_injections": context,
+            },
+            [
+                _set("llm_call", {"model": call.model, "span_id": rid, "agent": call.agent}),
+                _set(REQUEST_KEY, frozen),
+                _set("last_response", response),
+            ],
+        )
+        for tc in call.output.tool_calls:
+            if tc.get("id"):
+                self.asked.setdefault(str(tc["id"]), idx)
+        return idx
+
+    def build(self) -> Recording:
+        last = 0
+        for n, call in enumerate(self.calls):
+            last = self._call(call, n == 0)
+        final = self.calls[-1]
+        answer = final.output.content
+        if not answer and final.output.tool_calls:
+            answer = "\n".join(f"-> {tc.get('name')}" for tc in final.output.tool_calls)
+        self.log.add("final", "answer", "the traced run's answer", {"last_response": last}, [_set("answer", answer)])
+        first = self.calls[0]
+        snap = FlowSnapshot(
+            run_id=first.span.trace_id,
+            chart_id=FOREIGN_CHART,
+            chart_name=f"{first.convention} trace",
+            state={},
+            commit_log=self.log.commits,
+        )
+        snap = snap.model_copy(update={"state": snap.replay()})
+        models = [c.model for c in self.calls if c.model]
+        sources = {f"system-{i + 1}": "instruction" for i in range(len(final.system))}
+        sources.update({t["name"]: "tool" for t in final.tools})
+        return Recording(
+            agent=final.agent or first.agent or "agent",
+            model=models[-1] if models else "",
+            sources=sources,
+            snapshot=snap,
+        )
+
+
+def build_recording(spans: list[Span], *, convention: str = "auto", trace_id: str | None = None) -> Recording:
+    """The recording of one traced run (the newest trace with an LLM span, unless ``trace_id`` names one)."""
+    chosen = _pick_trace(spans, trace_id, convention)
+    builder = _Builder(chosen, convention)
+    if not builder.calls:
+        raise InvalidTraceError("that trace has no LLM span", code="ERR_TRACE_NO_LLM_SPANS")
+    builder.check_content()
+    return builder.build()
+
+
+__all__ = ["FOREIGN_CHART", "REQUEST_KEY", "build_recording"]

@@ -1,0 +1,272 @@
+"""Spans from anywhere (in-memory ``ReadableSpan``s, OTLP JSON, JSON lines, OTLP protobuf) as one plain shape."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentfootprint.interop.errors import InvalidTraceError
+
+MAX_TRACE_BYTES = 512 * 1024 * 1024
+"""A trace file larger than this is refused before it is read."""
+_HEX = set("0123456789abcdef")
+
+
+@dataclass
+class Span:
+    """One span: ids as lower-case hex, times in nanoseconds, attributes as plain Python values."""
+
+    trace_id: str
+    span_id: str
+    parent_id: str | None
+    name: str
+    start: int
+    end: int
+    attributes: dict[str, Any] = field(default_factory=dict)
+    events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+
+
+def _hex_id(raw: Any, where: str, width: int) -> str:
+    """An OTLP id: hex as the OTLP/JSON spec writes it, or base64 as protobuf's JSON mapping does."""
+    if isinstance(raw, bytes):
+        return raw.hex()
+    if not isinstance(raw, str):
+        raise InvalidTraceError(f"{where} is not a string")
+    text = raw.strip().lower()
+    if len(text) == width * 2 and set(text) <= _HEX:
+        return text
+    try:
+        decoded = base64.b64decode(raw, validate=True)
+    except (binascii.Error, ValueError):
+        raise InvalidTraceError(f"{where} is neither hex nor base64") from None
+    if len(decoded) != width:
+        raise InvalidTraceError(f"{where} has the wrong length")
+    return decoded.hex()
+
+
+def _any_value(raw: Any, where: str, depth: int = 0) -> Any:
+    """An OTLP/JSON ``AnyValue`` as a Python value."""
+    if depth > 32:
+        raise InvalidTraceError(f"{where} nests too deeply")
+    if not isinstance(raw, Mapping):
+        raise InvalidTraceError(f"{where} is not an AnyValue object")
+    if "stringValue" in raw:
+        return str(raw["stringValue"])
+    if "boolValue" in raw:
+        return bool(raw["boolValue"])
+    if "intValue" in raw:
+        try:
+            return int(raw["intValue"])
+        except (TypeError, ValueError):
+            raise InvalidTraceError(f"{where}.intValue is not an integer") from None
+    if "doubleValue" in raw:
+        try:
+            return float(raw["doubleValue"])
+        except (TypeError, ValueError):
+            raise InvalidTraceError(f"{where}.doubleValue is not a number") from None
+    if "arrayValue" in raw:
+        values = (raw["arrayValue"] or {}).get("values") or []
+        if not isinstance(values, list):
+            raise InvalidTraceError(f"{where}.arrayValue.values is not a list")
+        return tuple(_any_value(v, f"{where}.arrayValue", depth + 1) for v in values)
+    if "kvlistValue" in raw:
+        return _attributes((raw["kvlistValue"] or {}).get("values") or [], f"{where}.kvlistValue", depth + 1)
+    if "bytesValue" in raw:
+        return str(raw["bytesValue"])
+    return None
+
+
+def _attributes(raw: Any, where: str, depth: int = 0) -> dict[str, Any]:
+    if not isinstance(raw, list):
+        raise InvalidTraceError(f"{where} is not a list of key/value objects")
+    out: dict[str, Any] = {}
+    for i, kv in enumerate(raw):
+        if not isinstance(kv, Mapping) or not isinstance(kv.get("key"), str):
+            raise InvalidTraceError(f"{where}[{i}] has no string key")
+        out[kv["key"]] = _any_value(kv.get("value") or {}, f"{where}[{i}].value", depth)
+    return out
+
+
+def _nanos(raw: Any, where: str) -> int:
+    try:
+        return int(raw or 0)
+    except (TypeError, ValueError):
+        raise InvalidTraceError(f"{where} is not an integer") from None
+
+
+def _json_span(raw: Any, where: str) -> Span:
+    if not isinstance(raw, Mapping):
+        raise InvalidTraceError(f"{where} is not an object")
+    parent = raw.get("parentSpanId")
+    name = raw.get("name", "")
+    if not isinstance(name, str):
+        raise InvalidTraceError(f"{where}.name is not a string")
+    events: list[tuple[str, dict[str, Any]]] = []
+    for j, ev in enumerate(raw.get("events") or []):
+        if not isinstance(ev, Mapping):
+            raise InvalidTraceError(f"{where}.events[{j}] is not an object")
+        events.append((str(ev.get("name", "")), _attributes(ev.get("attributes") or [], f"{where}.events[{j}]")))
+    return Span(
+        trace_id=_hex_id(raw.get("traceId"), f"{where}.traceId", 16),
+        span_id=_hex_id(raw.get("spanId"), f"{where}.spanId", 8),
+        parent_id=_hex_id(parent, f"{where}.parentSpanId", 8) if parent else None,
+        name=name,
+        start=_nanos(raw.get("startTimeUnixNano"), f"{where}.startTimeUnixNano"),
+        end=_nanos(raw.get("endTimeUnixNano"), f"{where}.endTimeUnixNano"),
+        attributes=_attributes(raw.get("attributes") or [], f"{where}.attributes"),
+        events=events,
+    )
+
+
+def spans_from_otlp_json(doc: Any, where: str = "trace") -> list[Span]:
+    """Every span of one OTLP/JSON ``{"resourceSpans": [...]}`` document."""
+    if not isinstance(doc, Mapping) or not isinstance(doc.get("resourceSpans"), list):
+        raise InvalidTraceError(f"{where} has no resourceSpans list (not an OTLP/JSON trace)")
+    out: list[Span] = []
+    for r, rs in enumerate(doc["resourceSpans"]):
+        scopes = rs.get("scopeSpans", rs.get("instrumentationLibrarySpans")) if isinstance(rs, Mapping) else None
+        if not isinstance(scopes, list):
+            raise InvalidTraceError(f"{where}.resourceSpans[{r}] has no scopeSpans list")
+        for s, ss in enumerate(scopes):
+            spans = ss.get("spans") if isinstance(ss, Mapping) else None
+            if not isinstance(spans, list):
+                raise InvalidTraceError(f"{where}.resourceSpans[{r}].scopeSpans[{s}] has no spans list")
+            base = f"{where}.resourceSpans[{r}].scopeSpans[{s}].spans"
+            out.extend(_json_span(sp, f"{base}[{k}]") for k, sp in enumerate(spans))
+    return out
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, list | tuple):
+        return tuple(_plain(v) for v in value)
+    return value
+
+
+def spans_from_readable(spans: Iterable[Any]) -> list[Span]:
+    """``ReadableSpan``s (e.g. from ``InMemorySpanExporter.get_finished_spans()``)."""
+    out: list[Span] = []
+    for i, sp in enumerate(spans):
+        ctx = getattr(sp, "context", None)
+        if ctx is None or not isinstance(getattr(ctx, "span_id", None), int):
+            raise InvalidTraceError(f"spans[{i}] is not an OpenTelemetry ReadableSpan (no span context)")
+        parent = getattr(sp, "parent", None)
+        out.append(
+            Span(
+                trace_id=f"{ctx.trace_id:032x}",
+                span_id=f"{ctx.span_id:016x}",
+                parent_id=f"{parent.span_id:016x}" if parent is not None else None,
+                name=str(getattr(sp, "name", "")),
+                start=int(getattr(sp, "start_time", 0) or 0),
+                end=int(getattr(sp, "end_time", 0) or 0),
+                attributes={k: _plain(v) for k, v in dict(getattr(sp, "attributes", None) or {}).items()},
+                events=[
+                    (str(ev.name), {k: _plain(v) for k, v in dict(ev.attributes or {}).items()})
+                    for ev in getattr(sp, "events", ()) or ()
+                ],
+            )
+        )
+    return out
+
+
+def _pb_value(value: Any, depth: int = 0) -> Any:
+    kind = value.WhichOneof("value")
+    if kind is None or depth > 32:
+        return None
+    if kind == "array_value":
+        return tuple(_pb_value(v, depth + 1) for v in value.array_value.values)
+    if kind == "kvlist_value":
+        return {kv.key: _pb_value(kv.value, depth + 1) for kv in value.kvlist_value.values}
+    if kind == "bytes_value":
+        return base64.b64encode(value.bytes_value).decode()
+    return getattr(value, kind)
+
+
+def spans_from_protobuf(body: bytes) -> list[Span]:
+    """Every span of an OTLP protobuf ``TracesData`` / ``ExportTraceServiceRequest`` (same wire layout)."""
+    try:
+        from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
+        from opentelemetry.proto.trace.v1.trace_pb2 import TracesData
+    except ImportError:  # pragma: no cover - the interop extra brings both
+        raise InvalidTraceError("reading OTLP protobuf needs the interop extra (opentelemetry-proto)") from None
+    data = TracesData()
+    try:
+        data.ParseFromString(body)
+    except DecodeError:
+        raise InvalidTraceError("the file is not OTLP protobuf (TracesData)") from None
+    out: list[Span] = []
+    for rs in data.resource_spans:
+        for ss in rs.scope_spans:
+            for sp in ss.spans:
+                if len(sp.span_id) != 8 or len(sp.trace_id) != 16:
+                    raise InvalidTraceError("a protobuf span has a missing or malformed id")
+                out.append(
+                    Span(
+                        trace_id=sp.trace_id.hex(),
+                        span_id=sp.span_id.hex(),
+                        parent_id=sp.parent_span_id.hex() or None,
+                        name=sp.name,
+                        start=sp.start_time_unix_nano,
+                        end=sp.end_time_unix_nano,
+                        attributes={kv.key: _pb_value(kv.value) for kv in sp.attributes},
+                        events=[(ev.name, {kv.key: _pb_value(kv.value) for kv in ev.attributes}) for ev in sp.events],
+                    )
+                )
+    return out
+
+
+def spans_from_text(text: str) -> list[Span]:
+    """One OTLP/JSON document, or JSON lines of them."""
+    try:
+        return spans_from_otlp_json(json.loads(text))
+    except json.JSONDecodeError:
+        pass
+    out: list[Span] = []
+    for n, line in enumerate(text.splitlines()):
+        if not line.strip():
+            continue
+        try:
+            doc = json.loads(line)
+        except json.JSONDecodeError:
+            raise InvalidTraceError(f"line {n + 1} is not JSON (expected OTLP/JSON or JSON lines of it)") from None
+        out.extend(spans_from_otlp_json(doc, f"line {n + 1}"))
+    return out
+
+
+def read_spans(source: Any) -> list[Span]:
+    """The spans of ``source``: ``ReadableSpan``s, an OTLP/JSON mapping, raw bytes, or a path to a trace file."""
+    if isinstance(source, Mapping):
+        return spans_from_otlp_json(source)
+    if isinstance(source, str | Path):
+        path = Path(source)
+        try:
+            if path.stat().st_size > MAX_TRACE_BYTES:
+                raise InvalidTraceError(f"the trace file is larger than {MAX_TRACE_BYTES} bytes")
+            body = path.read_bytes()
+        except OSError as exc:
+            raise InvalidTraceError(f"cannot read the trace file: {type(exc).__name__}") from None
+        return spans_from_bytes(body)
+    if isinstance(source, bytes | bytearray):
+        return spans_from_bytes(bytes(source))
+    if isinstance(source, Iterable):
+        return spans_from_readable(source)
+    raise InvalidTraceError(
+        f"cannot import a {type(source).__name__}: pass ReadableSpans, an OTLP/JSON mapping or a trace file path"
+    )
+
+
+def spans_from_bytes(body: bytes) -> list[Span]:
+    head = body.lstrip()[:1]
+    if head in (b"{", b"["):
+        try:
+            return spans_from_text(body.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise InvalidTraceError("the trace file is not UTF-8 JSON") from None
+    return spans_from_protobuf(body)
+
+
+__all__ = ["MAX_TRACE_BYTES", "Span", "read_spans", "spans_from_otlp_json", "spans_from_readable"]
