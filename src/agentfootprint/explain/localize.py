@@ -353,7 +353,7 @@ def _local_rerun(agent: Any, world: RerunWorld, step: _Step | None, counter: _Ca
         result = await clone.run(run_input["message"], **_rerun_kwargs(run_input, seed))
         snap = clone.last_snapshot() if hasattr(clone, "last_snapshot") else None
         counter.add(snap if isinstance(snap, FlowSnapshot) else None)
-        if step is not None:
+        if step is not None and not getattr(clone, "replays_one_step", False):  # an imported step answers itself
             return step.reply(snap)
         return str(result.answer or "")
 

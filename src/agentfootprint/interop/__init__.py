@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from agentfootprint.interop._step import ForeignStep, localize_context_bug, localize_sync, rerun_step
 from agentfootprint.interop.errors import CAPTURE_SETTINGS, InvalidTraceError, TraceContentMissingError
 
 if TYPE_CHECKING:
@@ -26,4 +27,14 @@ def import_trace(source: Any, *, convention: str = "auto", trace_id: str | None 
     return build_recording(read_spans(source), convention=convention, trace_id=trace_id)
 
 
-__all__ = ["CAPTURE_SETTINGS", "CONVENTIONS", "InvalidTraceError", "TraceContentMissingError", "import_trace"]
+__all__ = [
+    "CAPTURE_SETTINGS",
+    "CONVENTIONS",
+    "ForeignStep",
+    "InvalidTraceError",
+    "TraceContentMissingError",
+    "import_trace",
+    "localize_context_bug",
+    "localize_sync",
+    "rerun_step",
+]
