@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from agentfootprint.interop._spans import to_otlp_json
 from agentfootprint.interop._step import ForeignStep, localize_context_bug, localize_sync, rerun_step
 from agentfootprint.interop.errors import CAPTURE_SETTINGS, InvalidTraceError, TraceContentMissingError
 
@@ -37,4 +38,5 @@ __all__ = [
     "localize_context_bug",
     "localize_sync",
     "rerun_step",
+    "to_otlp_json",
 ]

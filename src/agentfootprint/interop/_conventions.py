@@ -15,6 +15,7 @@ CHAT_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "com
 AGENT_OPERATIONS = frozenset({"invoke_agent", "create_agent"})
 _INDEXED = re.compile(r"^(\d+)\.(.+)$")
 _PARAGRAPHS = re.compile(r"\n\s*\n")
+_ROLE_ALIASES = {"developer": "system", "model": "assistant", "ai": "assistant", "human": "user", "function": "tool"}
 
 
 @dataclass
@@ -415,6 +416,7 @@ def read_llm(span: Span) -> LLMCall:
         model = str(a.get("gen_ai.response.model") or a.get("gen_ai.request.model") or "")
         tools = _genai_tools(a)
     for m in inputs:
+        m.role = _ROLE_ALIASES.get(m.role.lower(), m.role.lower())
         if m.role == "system":
             system.append(m.content)
     system_paragraphs = [p for text in system for p in paragraphs(text)]

@@ -269,4 +269,50 @@ def spans_from_bytes(body: bytes) -> list[Span]:
     return spans_from_protobuf(body)
 
 
-__all__ = ["MAX_TRACE_BYTES", "Span", "read_spans", "spans_from_otlp_json", "spans_from_readable"]
+def _to_any(value: Any) -> dict[str, Any]:
+    if isinstance(value, bool):
+        return {"boolValue": value}
+    if isinstance(value, int):
+        return {"intValue": str(value)}
+    if isinstance(value, float):
+        return {"doubleValue": value}
+    if isinstance(value, list | tuple):
+        return {"arrayValue": {"values": [_to_any(v) for v in value]}}
+    if isinstance(value, Mapping):
+        return {"kvlistValue": {"values": _to_attributes(value)}}
+    return {"stringValue": "" if value is None else str(value)}
+
+
+def _to_attributes(attrs: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [{"key": str(k), "value": _to_any(v)} for k, v in attrs.items()]
+
+
+def to_otlp_json(spans: Iterable[Any]) -> dict[str, Any]:
+    """``ReadableSpan``s as one OTLP/JSON document (``{"resourceSpans": [...]}``, hex ids), ready to save."""
+    out = []
+    for s in spans_from_readable(spans):
+        item: dict[str, Any] = {
+            "traceId": s.trace_id,
+            "spanId": s.span_id,
+            "name": s.name,
+            "startTimeUnixNano": str(s.start),
+            "endTimeUnixNano": str(s.end),
+            "attributes": _to_attributes(s.attributes),
+            "events": [
+                {"timeUnixNano": str(s.start), "name": n, "attributes": _to_attributes(a)} for n, a in s.events
+            ],
+        }
+        if s.parent_id:
+            item["parentSpanId"] = s.parent_id
+        out.append(item)
+    return {"resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [{"scope": {}, "spans": out}]}]}
+
+
+__all__ = [
+    "MAX_TRACE_BYTES",
+    "Span",
+    "read_spans",
+    "spans_from_otlp_json",
+    "spans_from_readable",
+    "to_otlp_json",
+]
