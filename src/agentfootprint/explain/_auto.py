@@ -1,6 +1,7 @@
 """The default localization (``max_samples="auto"``): a pooled search proposes culprit sets, and each proposal is
-confirmed on fresh seeds against the baseline, with as many samples as the observed noise needs, Holm's correction
-over every arm compared with the baseline, and each member restored in turn (the 1-minimal check)."""
+confirmed on fresh seeds against the baseline, with as many samples as the observed noise needs (at up to four looks,
+stopping at the first that settles it), Holm's correction over every arm compared with the baseline, and each member
+restored in turn (the 1-minimal check)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from agentfootprint.explain._pooled import (
     flipping_mask,
     question_budget,
 )
+from agentfootprint.explain._sequential import design, look_size, sequential_p
 from agentfootprint.explain._stats import Verdict, fisher_decision, fisher_one_sided, holm, plan_samples
 
 CAP = 100
@@ -50,6 +52,9 @@ class Check:
     verdict: Verdict = "inconclusive"
     settled: bool = True
     early: bool = False
+    weights: tuple[float, ...] = (1.0,)
+    looks: list[float] = field(default_factory=list)
+    needed_looks: dict[str, list[float]] = field(default_factory=dict)
 
     @property
     def majority(self) -> bool:
@@ -85,13 +90,18 @@ class Confirmer:
         self._next: dict[Arm, int] = {}
         self._base_seen: set[int] = set()
 
-    def plan(self, family: int) -> int:
-        """Samples per arm that reach the stated power at ``alpha / family`` under the noise seen so far."""
-        n = plan_samples(self.noise.upper(), self.alpha / max(1, family), cap=CAP)
+    def plan(self, family: int, weights: tuple[float, ...] | None = None) -> tuple[int, tuple[float, ...]]:
+        """Samples per arm that reach the stated power at ``alpha / family`` under the noise seen so far, and the
+        looks' shares of the error rate (the last look's share alone reaches the power: earlier looks only add)."""
+        noise, alpha = self.noise.upper(), self.alpha / max(1, family)
+        if weights is None:
+            fixed = plan_samples(noise, alpha, cap=CAP)
+            weights = design(CAP if fixed is None else fixed)
+        n = plan_samples(noise, alpha * weights[-1], cap=CAP)
         if n is None:
             self.short = True
             n = CAP
-        return max(n, self.samples)
+        return max(n, self.samples), weights
 
     async def baseline(self, start: int, stop: int) -> list[bool | None]:
         out = await self.sampler.sample_range(BASELINE, start, stop)
@@ -103,19 +113,25 @@ class Confirmer:
         return out
 
     async def check(self, arms: list[Arm]) -> list[Check]:
-        """Judge ``arms`` (and each member restored) in step with the baseline, each on indices it never used."""
+        """Judge ``arms`` (and each member restored) in step with the baseline, each on indices it never used, at
+        up to ``LOOKS`` looks; an arm stops at the first look that settles it (group-sequential)."""
         checks = [Check(arm, self._next.get(arm, 0), 0) for arm in arms]
         self.checks += checks
-        n = self.plan(len(self.checks))
+        n, weights = self.plan(len(self.checks))  # the design (its looks' shares) is fixed before any sample
+        looks = len(weights)
         taken = 0
         live = list(checks)
-        while live:
-            taken = min(n, taken + max(self.samples, n // 4))
-            await self._sample(live, taken, n)
-            n = max(n, self.plan(len(self.checks)))  # the baseline grew in step: re-plan with what it shows
+        for c in checks:
+            c.weights = weights
+        for look in range(1, looks + 1):
+            if not live:
+                break
+            taken = max(taken + 1, look_size(look, n, looks) if look < looks else n)
+            await self._sample(live, taken, n, look)
+            if look < looks:  # the baseline grew in step: re-plan the size with what it shows
+                n = max(n, self.plan(len(self.checks), weights)[0])
             for c in live:
-                c.n = n
-                c.settled = c.settled and (c.samples >= n or c.early)
+                c.n = max(n, c.samples)
             live = [c for c in live if not c.settled and c.samples >= taken]
         for c in checks:
             self._next[c.arm] = c.start + c.samples
@@ -125,7 +141,7 @@ class Confirmer:
         self.judge()
         return checks
 
-    async def _sample(self, checks: list[Check], taken: int, n: int) -> None:
+    async def _sample(self, checks: list[Check], taken: int, n: int, look: int) -> None:
         spans = sorted({c.start for c in checks})
         bases = dict(zip(spans, await asyncio.gather(*(self.baseline(s, s + taken) for s in spans)), strict=True))
         arms = [(c, c.arm) for c in checks]
@@ -140,25 +156,28 @@ class Confirmer:
             c.n, c.samples = n, k
             c.flips, c.errors = _count(own[:k])
             c.base_flips = _count(base[:k])[0]
-            c.p_value = fisher_one_sided(c.flips, k, c.base_flips, k) if k else 1.0
-            # curtailed only when no outcome of the samples still to come could change the verdict
-            sure = fisher_decision(c.flips, k, c.base_flips, c.base_flips, k, n, self.alpha / family)
-            hopeless = fisher_decision(c.flips, k, c.base_flips, c.base_flips, k, n, self.alpha)
-            c.early = (hopeless.settled and hopeless.verdict != "confirmed") or (
-                len(c.arm) == 1 and sure.settled and sure.verdict == "confirmed"
-            )
-            c.settled = k >= n or c.early
+            # each look spends its share of the error rate: the arm's p-value is the least p / share over its looks
+            c.looks.append(fisher_one_sided(c.flips, k, c.base_flips, k) if k else 1.0)
+            c.p_value = sequential_p(c.looks, c.weights)
             c.restored, c.needed, c.still_flips = [], [], []
             for m in sorted(c.arm) if len(c.arm) > 1 else []:
                 r = table[(id(c), c.arm - {m})][:k]
                 rf, re = _count(r)
-                p_needed = fisher_one_sided(c.flips, k, rf, k) if k else 1.0
+                mine = c.needed_looks.setdefault(m, [])
+                mine.append(fisher_one_sided(c.flips, k, rf, k) if k else 1.0)
+                p_needed = sequential_p(mine, c.weights)
                 p_flips = fisher_one_sided(rf, k, c.base_flips, k) if k else 1.0
                 still = rf * 2 > len(r) > 0 and p_flips <= self.alpha
                 c.needed.append(p_needed <= self.alpha and not still and len(r) >= k)
                 c.still_flips.append(still)
                 verdict: Verdict = "confirmed" if still else ("not-confirmed" if c.needed[-1] else "inconclusive")
                 c.restored.append(ArmResult(c.arm - {m}, verdict, rf, len(r), re, c.base_flips, p_needed, True))
+            # stopped early once confirmed at the strictest correction the family now needs (and, for a set, every
+            # member shown needed), or once no outcome still to come could confirm it (curtailed for futility)
+            hopeless = fisher_decision(c.flips, k, c.base_flips, c.base_flips, k, n, self.alpha)
+            proven = c.majority and c.p_value <= self.alpha / family and c.minimal
+            c.early = (hopeless.settled and hopeless.verdict != "confirmed") or proven
+            c.settled = k >= n or c.early or (look >= len(c.weights) and k >= taken)
         self.judge()
 
     def judge(self) -> None:
@@ -282,10 +301,10 @@ class PooledSearch:
         return None
 
     async def _screened_out(self, candidate: list[str]) -> bool:
-        """On a model that has shown noise, a single source is first tested alone with search reruns (seeds the
-        confirmation never uses), so a member of a redundant pair or a vote is not proposed alone: a proposal that
-        fails would enlarge the family Holm's correction covers for every later one."""
-        if len(candidate) != 1 or self.oracle.noise.rate() <= 0:
+        """On a model that has shown noise, a proposed set is first tested with search reruns (seeds the confirmation
+        never uses), so a member of a redundant pair or a vote is not proposed alone, nor a set the bisection picked
+        by noise: a proposal that fails would enlarge the family Holm's correction covers for every later one."""
+        if self.oracle.noise.rate() <= 0:
             return False
         return not await self.oracle.test(frozenset(candidate))
 
