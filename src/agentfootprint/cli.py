@@ -246,6 +246,9 @@ def _app() -> Any:
 
         print(f"agentfootprint {__version__}")
 
+    from agentfootprint._cli_whatif import register as register_whatif
+
+    register_whatif(app)
     return app
 
 

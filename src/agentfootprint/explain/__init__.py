@@ -1,6 +1,19 @@
 """Explain: backtrack an answer to the context that reached it, rank suspects, prove them by ablation, diff runs."""
 
 from agentfootprint.explain._diff import RunDiff, diff
+from agentfootprint.explain._export_test import (
+    CassetteMissError,
+    ExportTestError,
+    FrozenCulprits,
+    Proof,
+    export_dataset,
+    export_test,
+    freeze_proof,
+    freeze_proof_sync,
+    load_proof,
+    replay_proof,
+    replay_proof_sync,
+)
 from agentfootprint.explain._runs import WhatIfError
 from agentfootprint.explain._slice import forward_slice
 from agentfootprint.explain._timeline import (
@@ -55,11 +68,14 @@ from agentfootprint.explain.scoring import (
 __all__ = [
     "Backtrack",
     "BacktrackError",
+    "CassetteMissError",
     "CharFrequencyEmbedder",
     "CulpritSet",
     "DroppedContext",
     "Embedder",
+    "ExportTestError",
     "ForeignLegError",
+    "FrozenCulprits",
     "Hop",
     "InvalidRecordingError",
     "KeyChange",
@@ -67,6 +83,7 @@ __all__ = [
     "LexicalScorer",
     "LocalizationReport",
     "LocalizeError",
+    "Proof",
     "RankingConfidence",
     "Recording",
     "RerunReport",
@@ -85,15 +102,22 @@ __all__ = [
     "backtrack",
     "confirm_by_restoration",
     "diff",
+    "export_dataset",
+    "export_test",
     "find_dropped_context",
     "forward_slice",
+    "freeze_proof",
+    "freeze_proof_sync",
     "lexical",
+    "load_proof",
     "load_recording",
     "localize_context_bug",
     "localize_sync",
     "rank_suspects",
     "ranking_confidence",
     "recording_of",
+    "replay_proof",
+    "replay_proof_sync",
     "report_html",
     "rerun_without_sources",
     "save_recording",
