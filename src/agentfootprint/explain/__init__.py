@@ -14,6 +14,7 @@ from agentfootprint.explain._export_test import (
     replay_proof,
     replay_proof_sync,
 )
+from agentfootprint.explain._fork import ForkMismatchError, fork, fork_sync
 from agentfootprint.explain._runs import WhatIfError
 from agentfootprint.explain._slice import forward_slice
 from agentfootprint.explain._timeline import (
@@ -75,6 +76,7 @@ __all__ = [
     "Embedder",
     "ExportTestError",
     "ForeignLegError",
+    "ForkMismatchError",
     "FrozenCulprits",
     "Hop",
     "InvalidRecordingError",
@@ -105,6 +107,8 @@ __all__ = [
     "export_dataset",
     "export_test",
     "find_dropped_context",
+    "fork",
+    "fork_sync",
     "forward_slice",
     "freeze_proof",
     "freeze_proof_sync",

@@ -1,0 +1,515 @@
+"""Fork: rerun a recorded run from one model call with one tracked change; everything before it is served from
+the recording (no model call, no tool call) and every replayed request is checked against the recorded one."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from itertools import pairwise
+from typing import Any
+
+from agentfootprint._sync import run_sync
+from agentfootprint.agent import CallTool, Extension, RunContext, ToolCallRequest
+from agentfootprint.explain._runs import WhatIfError
+from agentfootprint.explain._slice import _carries
+from agentfootprint.explain._targets import as_target
+from agentfootprint.extensions.receipts import digest
+from agentfootprint.flow import Commit, FlowSnapshot, thaw
+from agentfootprint.providers import LLMRequest, LLMResponse, StreamChunk
+from agentfootprint.providers.base import chunks_from_response
+from agentfootprint.tools import Tool
+from agentfootprint.tools.execute import ToolOutcome
+
+__all__ = ["ForkMismatchError", "fork", "fork_sync"]
+
+_INJECTION_KEYS = ("system_prompt_injections", "message_injections")
+_MESSAGES_START = hashlib.sha256(b"messages").hexdigest()
+
+
+class ForkMismatchError(WhatIfError):
+    """The recording does not fit the agent (or the agent did not rebuild it); ``.field`` names what differs:
+    ``step``, ``model``, ``tools``, ``tool_order``, ``sources``, ``leg``, ``request`` or ``tool_call``."""
+
+    code = "ERR_FORK_MISMATCH"
+
+    def __init__(self, message: str, *, field: str) -> None:
+        super().__init__(message, code=self.code)
+        self.field = field
+
+
+# -- the recorded run ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Call:
+    """One recorded model call: its reply, what it offered and the digest of its request (when receipts were on)."""
+
+    commit: Commit
+    reply: dict[str, Any]
+    model: str
+    tools: list[str]
+    message_count: int
+    seed: int | None
+    iteration: int
+    request_digest: str | None
+
+
+@dataclass(frozen=True)
+class _Leg:
+    """The recorded run a fork rebuilds: its snapshot (a whole pause chain), input and declared sources."""
+
+    snap: FlowSnapshot
+    run_input: dict[str, Any]
+    declared: dict[str, str] | None
+    calls: list[_Call]
+    tool_records: list[dict[str, Any]]
+    answers: dict[str, Any]
+    """Tool call id → the person's recorded answer, for each pause the chain resumed (ask_human)."""
+
+
+def _written(commit: Commit, key: str) -> Any:
+    return next((w.value for w in reversed(commit.writes) if w.path == key), None)
+
+
+def _calls(snap: FlowSnapshot) -> list[_Call]:
+    out: list[_Call] = []
+    for c in snap.commit_log:
+        if c.stage_id != "call-llm" or c.namespace != "" or not c.applied or c.failed:
+            continue
+        llm = _written(c, "llm_call") or {}
+        reply = _written(c, "last_response")
+        receipts = _written(c, "model_receipts")
+        receipt = receipts[-1] if isinstance(receipts, list) and receipts else None
+        if not isinstance(reply, Mapping):
+            continue
+        out.append(
+            _Call(
+                commit=c,
+                reply=thaw(reply),
+                model=str(llm.get("model", "")),
+                tools=[str(t) for t in llm.get("tools") or ()],
+                message_count=int(llm.get("message_count", 0)),
+                seed=llm.get("seed"),
+                iteration=int(llm.get("iteration", 0)),
+                request_digest=receipt.get("request_digest") if isinstance(receipt, Mapping) else None,
+            )
+        )
+    return out
+
+
+def _tool_records(snap: FlowSnapshot) -> list[dict[str, Any]]:
+    """Every root tool result the run recorded, in order, each with the commit idx that landed it."""
+    out: list[dict[str, Any]] = []
+    for c in snap.commit_log:
+        if c.namespace != "" or c.stage_id != "tool-calls" or not c.applied:
+            continue
+        for w in c.writes:
+            if w.path == "tool_results" and w.verb == "append" and isinstance(w.value, list | tuple):
+                out.extend({**thaw(r), "_idx": c.idx} for r in w.value if isinstance(r, Mapping))
+    return out
+
+
+def _input_of_snapshot(snap: FlowSnapshot, calls: list[_Call]) -> dict[str, Any]:
+    """A recording's input, read from its seed commit: the message, the prior history, identity and seed."""
+    seed = next((c for c in snap.commit_log if c.stage_id == "seed" and c.namespace == ""), None)
+    if seed is None:
+        raise WhatIfError("the recording has no seed step to start a fork from", code="ERR_WHATIF_NOT_A_RUN")
+    message = _written(seed, "user_message")
+    history = thaw(_written(seed, "history") or [])
+    run = thaw(_written(seed, "run") or {})
+    if not isinstance(message, str):
+        raise WhatIfError("the recording holds no user message to rerun", code="ERR_WHATIF_NOT_A_RUN")
+    prior = history[:-1] if history and history[-1] == {"role": "user", "content": message} else history
+    return {
+        "message": message,
+        "history": prior,
+        "identity": run.get("identity") if isinstance(run, dict) else None,
+        "seed": calls[0].seed if calls else None,
+    }
+
+
+def _one_leg(run: Any) -> tuple[FlowSnapshot, dict[str, Any] | None, dict[str, str] | None]:
+    from agentfootprint.explain.recording import Recording
+
+    record = as_target(run)  # a result without a record raises NoRunRecordError
+    if isinstance(record, Recording):
+        return record.snapshot, None, dict(record.sources) or None
+    if isinstance(record, FlowSnapshot):
+        return record, None, None
+    snap = getattr(record, "snapshot", None)
+    if not isinstance(snap, FlowSnapshot) or not callable(getattr(record, "last_run_input", None)):
+        raise WhatIfError("run is not a run: pass a RunResult or a recording", code="ERR_WHATIF_NOT_A_RUN")
+    run_input = record.last_run_input()
+    try:
+        declared = dict(record.source_ids())
+    except (AttributeError, TypeError):
+        declared = None
+    return snap, run_input, declared
+
+
+def _leg_of(run: Any) -> _Leg:
+    """The run to fork: one result or recording, or a pause chain given as its legs in order."""
+    legs = list(run) if isinstance(run, list | tuple) else [run]
+    if not legs:
+        raise WhatIfError("run is not a run: pass a RunResult or a recording", code="ERR_WHATIF_NOT_A_RUN")
+    read = [_one_leg(leg) for leg in legs]
+    for (before, _, _), (after, _, _) in pairwise(read):
+        origin = after.resumed_from or {}
+        if origin.get("run_id") != before.run_id or origin.get("commits") != len(before.commit_log):
+            raise ForkMismatchError("a leg of the pause chain was not resumed from the leg before it", field="leg")
+    snap, run_input, declared = read[-1]
+    if snap.resumed_from:
+        count = snap.resumed_from.get("commits")
+        if not isinstance(count, int) or not 0 < count <= len(snap.commit_log) or not snap.commit_log[count - 1].paused:
+            raise ForkMismatchError("the resumed leg does not continue a recorded pause", field="leg")
+    calls = _calls(snap)
+    run_input = run_input or next((i for _, i, _ in read if i is not None), None) or _input_of_snapshot(snap, calls)
+    return _Leg(snap, run_input, declared, calls, _tool_records(snap), _answers(snap))
+
+
+def _answers(snap: FlowSnapshot) -> dict[str, Any]:
+    """Tool call id → a person's recorded answer, for every pause a later leg of the chain resumed."""
+    out: dict[str, Any] = {}
+    for c in snap.commit_log:
+        for w in c.writes if c.stage_id == "tool-calls" and c.applied else ():
+            if w.path == "tool_results" and isinstance(w.value, list | tuple):
+                for r in w.value:
+                    if isinstance(r, Mapping) and r.get("answered_by") == "human":
+                        out[str(r.get("call_id"))] = thaw(r.get("content"))
+    return out
+
+
+# -- the checks ------------------------------------------------------------------------------------------------------
+def _tool_field(recorded: Sequence[str], offered: Sequence[str]) -> str | None:
+    """``tools`` when the tool sets differ, ``tool_order`` when only their order does, else None."""
+    if list(recorded) == list(offered):
+        return None
+    return "tool_order" if sorted(recorded) == sorted(offered) else "tools"
+
+
+def _check_fit(leg: _Leg, agent: Any, at: Any) -> int:
+    """Refuse a recording the agent cannot rebuild; the position of ``at`` among the run's model calls."""
+    if not isinstance(at, str) or not at:
+        raise ForkMismatchError("at must be the runtime stage id of one of the run's model calls", field="step")
+    ordinal = next((i for i, c in enumerate(leg.calls) if c.commit.runtime_stage_id == at), None)
+    if ordinal is None:
+        nested = any(c.runtime_stage_id == at and c.namespace for c in leg.snap.commit_log)
+        if nested:
+            raise WhatIfError(
+                "forking at a model call inside a composition member is not supported yet: fork the member's own run",
+                code="ERR_FORK_UNSUPPORTED",
+            )
+        raise ForkMismatchError("the run has no model call at that step", field="step")
+    config = agent.config
+    recorded_models = {c.model for c in leg.calls}
+    if config.run_config is None and recorded_models and recorded_models != {config.model}:
+        raise ForkMismatchError("the agent runs another model than the recording", field="model")
+    if leg.declared is not None:
+        mine = config.source_ids()
+        tools_then = [k for k, v in leg.declared.items() if v == "tool"]
+        tools_now = [k for k, v in mine.items() if v == "tool"]
+        which = _tool_field(tools_then, tools_now)
+        if which is not None:
+            raise ForkMismatchError("the agent's tools differ from the recording's", field=which)
+        others_then = {k: v for k, v in leg.declared.items() if v != "tool"}
+        others_now = {k: v for k, v in mine.items() if v != "tool"}
+        if others_then != others_now or list(others_then) != list(others_now):
+            raise ForkMismatchError("the agent's sources differ from the recording's", field="sources")
+    return ordinal
+
+
+# -- serving the prefix ------------------------------------------------------------------------------------------
+def _message_digest(message: Any) -> str:
+    try:
+        return digest(message.model_dump(mode="json"))
+    except (ValueError, RecursionError):
+        return "None"
+
+
+def request_digest(request: LLMRequest) -> str:
+    """The digest a receipt records for ``request`` (system prompt, tools, model, seed and the message chain)."""
+    running = _MESSAGES_START
+    for m in request.messages:
+        running = hashlib.sha256((running + _message_digest(m)).encode()).hexdigest()
+    tools: list[str | None] = []
+    for t in request.tools:
+        try:
+            tools.append(digest(t.model_dump(mode="json")))
+        except (ValueError, RecursionError):
+            tools.append(None)
+    head = {
+        "system_prompt": request.system_prompt,
+        "tools": tools,
+        "model": request.model,
+        "seed": request.seed,
+        "messages": running,
+    }
+    return digest(head)
+
+
+@dataclass
+class _Cursor:
+    """Where the fork is: model calls made (replayed, then live), tool calls served, the first refusal."""
+
+    prefix: int
+    calls: int = 0
+    live_calls: int = 0
+    tools_served: int = 0
+    tool_counts: dict[str, int] = field(default_factory=dict)
+    refusal: ForkMismatchError | None = None
+
+
+class _ForkProvider:
+    """The agent's provider for a fork: the first ``prefix`` calls are answered from the recording after their
+    request is checked; the rest go to the real provider."""
+
+    def __init__(self, inner: Any, leg: _Leg, cursor: _Cursor) -> None:
+        self._inner = inner
+        self._leg = leg
+        self._cursor = cursor
+        self.name = str(getattr(inner, "name", "provider"))
+
+    def __getattr__(self, item: str) -> Any:
+        return getattr(self._inner, item)
+
+    def _replayed(self, request: LLMRequest) -> LLMResponse | None:
+        cursor = self._cursor
+        n = cursor.calls
+        cursor.calls += 1
+        if n >= cursor.prefix:
+            cursor.live_calls += 1
+            return None
+        call = self._leg.calls[n]
+        offered = [t.name for t in request.tools]
+        which = _tool_field(call.tools, offered)
+        if which is not None:
+            raise ForkMismatchError(f"model call {n + 1} offers other tools than the recording's", field=which)
+        if request.model != call.model:
+            raise ForkMismatchError(f"model call {n + 1} asks another model than the recording's", field="model")
+        same = (
+            request_digest(request) == call.request_digest
+            if call.request_digest is not None
+            else (len(request.messages), request.seed) == (call.message_count, call.seed)
+        )
+        if not same:
+            raise ForkMismatchError(f"model call {n + 1} builds another request than the recording's", field="request")
+        reply = {k: v for k, v in call.reply.items() if k in ("content", "tool_calls", "finish_reason", "model")}
+        reply["usage"] = call.reply.get("usage") or {}
+        reply["tool_calls"] = [
+            {k: v for k, v in tc.items() if k in ("id", "name", "args")} for tc in reply["tool_calls"]
+        ]
+        if call.reply.get("reasoning"):
+            reply["reasoning"] = call.reply["reasoning"]
+        if call.reply.get("attempts"):
+            reply["attempts"] = call.reply["attempts"]
+        return LLMResponse.model_validate(reply)
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        served = self._replayed(request)
+        if served is not None:
+            return served
+        response: LLMResponse = await self._inner.complete(request)
+        return response
+
+    async def stream(self, request: LLMRequest) -> AsyncIterator[StreamChunk]:
+        served = self._replayed(request)
+        if served is not None:
+            for chunk in chunks_from_response(served):
+                yield chunk
+            return
+        async for chunk in self._inner.stream(request):
+            yield chunk
+
+
+class ForkReplay(Extension):
+    """Serves the recorded result of every tool call before the fork step and substitutes replaced tool results."""
+
+    name = "fork_replay"
+
+    def __init__(self, leg: _Leg, cursor: _Cursor, iteration: int, dropped: frozenset[str], results: Mapping[str, str]):
+        self._leg = leg
+        self._cursor = cursor
+        self._iteration = iteration
+        self._dropped = dropped
+        self._results = dict(results)
+
+    async def wrap_tool_call(self, ctx: RunContext, call: ToolCallRequest, call_next: CallTool) -> ToolOutcome:
+        cursor = self._cursor
+        counts = cursor.tool_counts
+        counts[call.name] = counts.get(call.name, 0) + 1
+        ref = f"{call.name}#{counts[call.name]}"
+        if cursor.calls > cursor.prefix:  # after the fork step: live, with a replaced result substituted
+            if ref in self._results:
+                return ToolOutcome(content=self._results[ref])
+            return await call_next(call)
+        records = self._leg.tool_records
+        n = cursor.tools_served
+        cursor.tools_served += 1
+        record = records[n] if n < len(records) else None
+        if record is None or (record.get("call_id"), record.get("name")) != (call.tool_call_id, call.name):
+            cursor.refusal = cursor.refusal or ForkMismatchError(
+                "a replayed tool call is not the recording's call at that position", field="tool_call"
+            )
+            return ToolOutcome(content="", is_error=True, error_code="ERR_FORK_MISMATCH")
+        if call.tool is not None and call.tool.pauses and record.get("answered_by") == "human":
+            return await call_next(call)  # the pause is asked again, and answered from the recording on resume
+        return ToolOutcome(
+            content=str(record.get("content", "")),
+            is_error=bool(record.get("is_error")),
+            error_code=record.get("error_code"),
+            truncated=bool(record.get("truncated")),
+            elapsed_ms=float(record.get("elapsed_ms") or 0.0),
+        )
+
+
+class ForkReplayDropping(ForkReplay):
+    """``ForkReplay`` that also stops offering the removed tools from the fork step on."""
+
+    name = "fork_replay"
+
+    async def filter_tools(self, ctx: RunContext, tools: Sequence[Tool]) -> Sequence[Tool]:
+        if ctx.iteration < self._iteration:
+            return tools
+        return [t for t in tools if t.name not in self._dropped]
+
+
+# -- the change --------------------------------------------------------------------------------------------------
+def _landed_before(leg: _Leg, source_id: str, at_idx: int) -> bool:
+    """Whether ``source_id`` (an injection, chunk or memory entry) landed in the state before the fork step."""
+    for c in leg.snap.commit_log[:at_idx]:
+        for w in c.writes if c.namespace == "" and c.applied else ():
+            items = w.value if isinstance(w.value, list | tuple) else ()
+            if w.path in _INJECTION_KEYS and any(_carries(r, source_id) for r in items):
+                return True
+    return False
+
+
+def _result_before(leg: _Leg, ref: str, at_idx: int) -> bool:
+    """Whether tool result ``name#n`` came back before the fork step."""
+    name, _, n = ref.rpartition("#")
+    before = [r for r in leg.tool_records if r.get("name") == name and r["_idx"] < at_idx]
+    return len(before) >= int(n)
+
+
+def _unsupported(what: str) -> WhatIfError:
+    return WhatIfError(
+        f"{what} already reached the run before the fork step, and this change cannot be limited to the steps "
+        "from the fork on; fork at an earlier step",
+        code="ERR_FORK_CHANGE_BEFORE_STEP",
+    )
+
+
+def _gated_trigger(inj: Any, iteration: int) -> Any:
+    from agentfootprint.context import Trigger
+
+    original = inj.trigger
+    if original.kind == "always":
+        return Trigger(kind="rule", predicate=lambda ctx: ctx.iteration < iteration, label=original.label)
+    predicate = original.predicate
+    return replace(original, predicate=lambda ctx: ctx.iteration < iteration and bool(predicate(ctx)))
+
+
+def _gated_content(inj: Any, value: str, iteration: int) -> Any:
+    def content(ctx: Any) -> str:
+        return value if ctx.iteration >= iteration else inj.render(ctx)
+
+    return replace(inj, content=content, template=False)
+
+
+def _fork_agent(agent: Any, leg: _Leg, ordinal: int, without: Sequence[str], swaps: Mapping[str, Any]) -> Any:
+    """The agent that runs the fork: the change gated to the fork step on, the recorded prefix served."""
+    from agentfootprint.agent import Agent
+    from agentfootprint.agent.record import landed_parts_of
+
+    config = agent.config
+    at = leg.calls[ordinal]
+    at_idx, iteration = at.commit.idx, at.iteration
+    agent.without_landed(
+        (*without, *swaps), landed_parts_of(leg.snap.state)
+    )  # unknown ids: UnknownSourceError, by code
+    kinds = config.source_ids()
+    removed: set[str] = set()
+    dropped_tools: set[str] = set()
+    gated: dict[str, Any] = {}
+    for sid in without:
+        kind = kinds.get(sid)
+        if kind == "tool":
+            dropped_tools.add(sid)
+        elif config.is_tool_result(sid) or kind is None:
+            if _result_before(leg, sid, at_idx) if config.is_tool_result(sid) else _landed_before(leg, sid, at_idx):
+                raise _unsupported("a removed result or retrieved part")
+            removed.add(sid)
+        else:
+            inj = next(i for i in config.injections if i.id == sid)
+            if not _landed_before(leg, sid, at_idx):
+                removed.add(sid)
+            elif inj.trigger.kind in ("always", "rule"):
+                gated[sid] = replace(inj, trigger=_gated_trigger(inj, iteration))
+            else:
+                raise _unsupported("a removed source triggered by a tool or the model")
+    results: dict[str, str] = {}
+    for sid, value in swaps.items():
+        if not isinstance(value, str):
+            raise WhatIfError("a replaced source's value must be a string", code="ERR_FORK_REPLACE_VALUE")
+        if config.is_tool_result(sid):
+            if _result_before(leg, sid, at_idx):
+                raise _unsupported("a replaced tool result")
+            results[sid] = value
+            continue
+        inj = next((i for i in config.injections if i.id == sid), None)
+        if inj is None:
+            raise WhatIfError(
+                "replace takes an injected source (fact, steering, instruction, skill) or a tool result (tool#n)",
+                code="ERR_FORK_REPLACE_UNSUPPORTED",
+            )
+        gated[sid] = _gated_content(gated.get(sid, inj), value, iteration)
+    base = config.without(removed) if removed else config
+    injections = tuple(gated.get(i.id, i) for i in base.injections)
+    cursor = _Cursor(prefix=ordinal)
+    ext = (ForkReplayDropping if dropped_tools else ForkReplay)(
+        leg, cursor, iteration, frozenset(dropped_tools), results
+    )
+    forked = replace(
+        base,
+        injections=injections,
+        provider=_ForkProvider(config.provider, leg, cursor),
+        extensions=(*base.extensions, ext),
+    )
+    return Agent(forked), cursor
+
+
+async def fork(
+    run: Any, agent: Any, *, at: str, without: Sequence[str] = (), replace: Mapping[str, Any] | None = None
+) -> Any:
+    """Rerun ``run`` on ``agent`` from model call ``at`` with one change: every step before it is served from the
+    recording (requests checked), ``without`` drops sources and ``replace`` gives one a new value from ``at`` on."""
+    from agentfootprint.agent import Agent, RunResult
+
+    if not isinstance(agent, Agent):
+        raise WhatIfError("fork reruns an Agent: pass the agent that made the run", code="ERR_FORK_NOT_AN_AGENT")
+    if isinstance(without, str) or not all(isinstance(s, str) for s in without):
+        raise WhatIfError("without must be a list of source ids", code="ERR_WHATIF_SOURCE_ID")
+    swaps = dict(replace or {})
+    leg = _leg_of(run)
+    ordinal = _check_fit(leg, agent, at)
+    forked, cursor = _fork_agent(agent, leg, ordinal, list(without), swaps)
+    run_input = leg.run_input
+    kwargs: dict[str, Any] = {"identity": run_input.get("identity"), "seed": run_input.get("seed")}
+    if run_input.get("history"):
+        kwargs["continue_from"] = {"run_id": "fork", "history": run_input["history"]}
+    if run_input.get("session_id"):
+        kwargs["session_id"] = run_input["session_id"]
+    result: RunResult = await forked.run(run_input["message"], **kwargs)
+    while result.paused and cursor.calls <= cursor.prefix:
+        pending = result.recorded().pending or {}
+        call_id = str(pending.get("tool_call_id"))
+        if call_id not in leg.answers:
+            raise ForkMismatchError("the replayed run paused where the recorded chain did not resume", field="leg")
+        result = await forked.resume(result.checkpoint or {}, leg.answers[call_id])
+    if cursor.refusal is not None:
+        raise cursor.refusal
+    return result
+
+
+def fork_sync(run: Any, agent: Any, **kwargs: Any) -> Any:
+    """Blocking twin of :func:`fork`."""
+    return run_sync(fork(run, agent, **kwargs), "await fork(...)")
