@@ -116,23 +116,35 @@ class ForeignStep:
     # --- the rerun ----------------------------------------------------------------------------------------------
 
     def request(self, seed: int | None = None) -> LLMRequest:
-        """The span's recorded request without the ablated sources (a removed tool result is sent blank)."""
+        """The span's recorded request without the ablated sources: a removed tool result is sent blank, and a
+        removed paragraph or result keeps the retrieved documents inside it (each is a source of its own)."""
         gone = self.ablated
-        docs = [str(d["text"]) for d in self.frozen.get("documents") or [] if str(d["id"]) in gone and d.get("text")]
+        documents = [(str(d["id"]), str(d.get("text") or "")) for d in self.frozen.get("documents") or []]
+        docs = [t for i, t in documents if i in gone and t]
+        kept = [t for i, t in documents if i not in gone and t]
 
         def scrub(text: str) -> str:
             for doc in docs:
                 text = text.replace(doc, "")
             return text
 
+        def emptied(text: str) -> str:
+            """A removed paragraph or result: only the documents inside it that stay (sources never overlap)."""
+            inside = sorted((text.find(t), t) for t in kept if t in text)
+            return "\n\n".join(t for _, t in inside)
+
         result_ids = self.frozen.get("result_ids") or {}
-        system = [scrub(str(p)) for i, p in enumerate(self.frozen.get("system") or []) if f"system-{i + 1}" not in gone]
+        system = [
+            emptied(str(p)) if f"system-{i + 1}" in gone else scrub(str(p))
+            for i, p in enumerate(self.frozen.get("system") or [])
+        ]
+        system = [p for p in system if p]
         messages = []
         for m in self.frozen.get("messages") or []:
             role = _ROLES.get(str(m.get("role")), "user")
             content = scrub(str(m.get("content") or ""))
             if role == "tool" and (m.get("tool_name") in gone or result_ids.get(m.get("tool_call_id")) in gone):
-                content = ""
+                content = emptied(str(m.get("content") or ""))
             calls = [
                 ToolCall(id=str(c.get("id") or ""), name=str(c.get("name") or ""), args=dict(c.get("args") or {}))
                 for c in m.get("tool_calls") or []
