@@ -592,3 +592,35 @@ def test_sources_are_exactly_what_the_last_span_sent(paragraphs: list[str], resu
         want.append((name, f"{name}#{counts[name]}", result))
     assert got == want
     assert import_trace(list(t.spans)).model_dump() == rec.model_dump()  # a pure function of the spans
+
+
+def test_langchain_documents_take_their_id_from_metadata_and_reach_through_a_quoting_tool() -> None:
+    t = Tracer()
+    content = "Headphones can't be returned once opened."
+    docs = {
+        "retrieval.documents.0.document.content": content,
+        "retrieval.documents.0.document.metadata": json.dumps({"id": "kb-7", "source": "faq.md"}),
+        "retrieval.documents.1.document.content": "Shipping is free.",
+        "retrieval.documents.1.document.metadata": json.dumps({"source": "ship.md"}),
+    }
+    t.leaf("retrieve", {"openinference.span.kind": "RETRIEVER", **docs})
+    returned = repr([{"id": "kb-7", "content": content}])  # a tool returning Python objects, as the Agents SDK shows
+    history = [
+        {"role": "user", "content": "Return my headphones?"},
+        {"role": "assistant", "tool_calls": [("s1", "search_docs", "{}")]},
+        {"role": "tool", "content": returned, "tool_call_id": "s1"},
+    ]
+    attrs = {
+        "openinference.span.kind": "LLM",
+        **oi_messages("llm.input_messages", history),
+        **oi_messages("llm.output_messages", [{"role": "assistant", "content": "No."}]),
+    }
+    t.leaf("response", attrs)
+    bt = backtrack(import_trace(list(t.spans)))
+    assert [(s.kind, s.id) for s in bt.sources] == [
+        ("rag", "kb-7"),
+        ("message", "user-0"),
+        ("message", "assistant-1"),
+        ("tool", "search_docs"),
+    ]
+    assert bt.source("kb-7").text == content  # type: ignore[union-attr]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -196,15 +197,20 @@ class _Builder:
         self.history = messages
 
     def _documents(self, call: LLMCall, messages: list[dict[str, Any]]) -> list[tuple[str, str, Retrieval]]:
-        """Retrieved documents whose text reached this call (found in what its span says it sent)."""
+        """Retrieved documents whose text reached this call (found in what its span says it sent, as is or as a
+        tool returned it quoted in JSON or Python form); each with the exact form found."""
         sent = "\n".join([*call.system, *(str(m.get("content") or "") for m in messages)])
         out: dict[str, tuple[str, str, Retrieval]] = {}
         for r in self.retrievals:
             if r.span.start > call.span.start:
                 continue
             for doc_id, text in r.documents:
-                if doc_id not in out and text.strip() and text.strip() in sent:
-                    out[doc_id] = (doc_id, text.strip(), r)
+                text = text.strip()
+                if doc_id in out or not text:
+                    continue
+                form = next((f for f in (text, json.dumps(text)[1:-1], repr(text)[1:-1]) if f in sent), None)
+                if form is not None:
+                    out[doc_id] = (doc_id, form, r)
         return list(out.values())
 
     def _call(self, call: LLMCall, first: bool) -> int:

@@ -437,6 +437,9 @@ def read_tool(span: Span) -> ToolRun:
     a = span.attributes
     name = a.get("gen_ai.tool.name") or a.get("tool.name") or span.name.removeprefix("execute_tool ").strip()
     call_id = a.get("gen_ai.tool.call.id") or a.get("tool_call.id") or a.get("tool.id")
+    output = _loads(a.get("output.value"))
+    if call_id is None and isinstance(output, dict) and isinstance(output.get("data"), dict):
+        call_id = output["data"].get("tool_call_id")  # LangChain: the ToolMessage serialized
     args = a.get("gen_ai.tool.call.arguments", a.get("tool_arguments", a.get("input.value")))
     result = a.get("gen_ai.tool.call.result", a.get("tool_response", a.get("output.value")))
     return ToolRun(span, str(name), _str(call_id), _loads(args), None if result is None else as_text(_loads(result)))
@@ -453,7 +456,10 @@ def read_retrieval(span: Span) -> Retrieval:
                 docs.append((str(d.get("id") or f"{span.span_id}-doc-{n + 1}"), text))
     for n, d in indexed(a, "retrieval.documents.").items():
         text = as_text(d.get("document.content"))
-        docs.append((str(d.get("document.id") or f"{span.span_id}-doc-{n + 1}"), text))
+        meta = _loads(d.get("document.metadata"))
+        meta = meta if isinstance(meta, dict) else {}
+        doc_id = d.get("document.id") or meta.get("id") or meta.get("source")  # LangChain keeps the id in metadata
+        docs.append((str(doc_id or f"{span.span_id}-doc-{n + 1}"), text))
     return Retrieval(span, [(i, t) for i, t in docs if t])
 
 

@@ -298,9 +298,7 @@ def to_otlp_json(spans: Iterable[Any]) -> dict[str, Any]:
             "startTimeUnixNano": str(s.start),
             "endTimeUnixNano": str(s.end),
             "attributes": _to_attributes(s.attributes),
-            "events": [
-                {"timeUnixNano": str(s.start), "name": n, "attributes": _to_attributes(a)} for n, a in s.events
-            ],
+            "events": [{"timeUnixNano": str(s.start), "name": n, "attributes": _to_attributes(a)} for n, a in s.events],
         }
         if s.parent_id:
             item["parentSpanId"] = s.parent_id

@@ -6,7 +6,8 @@ from agentfootprint.errors import AgentFootprintError
 
 CAPTURE_SETTINGS = (
     "OpenTelemetry GenAI instrumentations: OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true; "
-    "pydantic-ai: Agent(instrument=InstrumentationSettings(include_content=True)) (the default); "
+    "pydantic-ai: Agent(capabilities=[Instrumentation(InstrumentationSettings(include_content=True))]) or "
+    "Agent.instrument_all(InstrumentationSettings(include_content=True)) (content is included by default); "
     "OpenInference (LangChain/LangGraph, OpenAI Agents SDK): leave OPENINFERENCE_HIDE_INPUTS, "
     "OPENINFERENCE_HIDE_OUTPUTS, OPENINFERENCE_HIDE_INPUT_MESSAGES and OPENINFERENCE_HIDE_OUTPUT_MESSAGES unset "
     "(or TraceConfig(hide_inputs=False, hide_outputs=False))"
@@ -28,7 +29,8 @@ class TraceContentMissingError(AgentFootprintError, ValueError):
     def __init__(self, missing: int, total: int, convention: str) -> None:
         where = {
             "genai": "set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true (pydantic-ai: "
-            "InstrumentationSettings(include_content=True))",
+            "InstrumentationSettings(include_content=True), given through Agent(capabilities=[Instrumentation(...)]) "
+            "or Agent.instrument_all(...))",
             "openinference": "unset OPENINFERENCE_HIDE_INPUTS / OPENINFERENCE_HIDE_INPUT_MESSAGES "
             "(and their OUTPUT twins), or pass TraceConfig(hide_inputs=False, hide_outputs=False)",
         }.get(convention, CAPTURE_SETTINGS)
