@@ -249,6 +249,9 @@ def _app() -> Any:
     from agentfootprint._cli_whatif import register as register_whatif
 
     register_whatif(app)
+    from agentfootprint._cli_ui import register as register_ui
+
+    register_ui(app)
     return app
 
 

@@ -1,0 +1,149 @@
+"""The explorer in a real browser (headless system Chromium through Playwright): list, filter, open a run by
+keyboard, follow a source's chain, prove the planted culprit live, compare two runs; no console errors."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from playwright.sync_api import expect
+
+from agentfootprint._flagship import QUESTION, refunds_agent
+from agentfootprint.explain import Recording, forward_slice
+from agentfootprint.explorer import explorer_app
+from tests.explorer import _runs
+from tests.explorer._server import serving
+
+CHROMIUM = "/usr/bin/chromium"
+pytestmark = pytest.mark.skipif(
+    shutil.which(CHROMIUM) is None, reason="no system Chromium at /usr/bin/chromium (scripts/setup installs it)"
+)
+
+
+@pytest.fixture(scope="module")
+def browser(recordings: Path) -> Iterator[Any]:
+    """Chromium, launched after the recordings are made (Playwright's sync API holds a loop in this thread)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    pg = context.new_page()
+    problems: list[str] = []
+    pg.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+    pg.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    pg.on("requestfailed", lambda r: problems.append(f"request failed: {r.url}"))
+    pg.set_default_timeout(15_000)
+    pg.problems = problems
+    yield pg
+    context.close()
+
+
+@pytest.fixture(scope="module")
+def recordings(tmp_path_factory: pytest.TempPathFactory, runs: dict[str, Recording]) -> Path:
+    return _runs.write_dir(tmp_path_factory.mktemp("recordings"), runs)
+
+
+def test_list_filter_open_follow_prove_compare(
+    recordings: Path, runs: dict[str, Recording], page: Any, tmp_path: Path
+) -> None:
+    app = explorer_app(recordings, agent_factory=refunds_agent)
+    wrong_id, fixed_id = runs["wrong"].snapshot.run_id, runs["fixed"].snapshot.run_id
+    with serving(app) as base:
+        page.goto(base + "/")
+        rows = page.locator("tr.run")
+        rows.first.wait_for()
+        assert rows.count() == 4
+        assert page.locator("#count").inner_text() == "1–4 of 4 runs"
+
+        # filter: answer text, then the pause flag
+        page.fill("#q", "DECLINED")
+        expect(page.locator("tr.run")).to_have_count(1)
+        assert rows.first.get_attribute("data-run-id") == fixed_id
+        page.fill("#q", "")
+        page.select_option("#paused", "true")
+        expect(page.locator("tr.run")).to_have_count(1)
+        assert rows.first.get_attribute("data-run-id") == runs["paused"].snapshot.run_id
+        page.select_option("#paused", "any")
+        expect(page.locator("tr.run")).to_have_count(4)
+
+        # open a run with the keyboard only: / search, Enter, Esc, j, Enter
+        page.locator("body").click(position={"x": 5, "y": 5})
+        page.keyboard.press("/")
+        assert page.evaluate("document.activeElement.id") == "q"
+        page.keyboard.type("APPROVED")
+        page.keyboard.press("Enter")
+        expect(page.locator("tr.run")).to_have_count(1)
+        page.keyboard.press("Escape")
+        page.keyboard.press("j")
+        assert page.evaluate("document.activeElement.dataset.runId") == wrong_id
+        page.keyboard.press("Enter")
+        page.locator("#question").wait_for()
+        assert page.locator("#question").inner_text() == QUESTION
+        assert "APPROVED" in page.locator("#answer").inner_text()
+        assert page.locator("#timeline tbody tr").count() == 3  # two model calls, one tool call
+        assert page.locator("#steps li").count() == len(runs["wrong"].snapshot.commit_log)
+
+        # follow the planted fact's chain: hops, birth, forward slice highlighted in the stages
+        fact = page.locator(".source[data-source-id='vip-override-fact']")
+        fact.locator("button").click()
+        fact.locator(".born").wait_for()
+        hops = fact.locator(".hops .hop").all_inner_texts()
+        assert hops == ["ANSWER", "READ", "LANDED", "ALLOWED", "BORN"]
+        assert "define_fact('vip-override-fact')" in fact.locator(".born").inner_text()
+        sliced = forward_slice(runs["wrong"], "vip-override-fact")
+        assert page.locator("ol.steps li.hit").count() == len(sliced)
+        assert " → ".join(sliced) in fact.locator(".slice").inner_text()
+
+        # prove: start a localization, watch it finish with the planted culprit confirmed
+        page.fill("#keyword", "APPROVED")
+        page.click("#start-prove")
+        page.locator("#culprits tr[data-set='vip-override-fact'] td.confirmed").wait_for()
+        assert page.locator("#prove-state b").inner_text() == "done"
+        verdict = page.locator("#verdicts tr[data-source='vip-override-fact'] td").nth(1).inner_text()
+        assert verdict == "confirmed"
+        assert page.locator("#verdicts tr[data-source='style-fact'] td").nth(1).inner_text() == "not-confirmed"
+        page.screenshot(path=str(tmp_path / "explorer-run.png"), full_page=True)
+        assert (tmp_path / "explorer-run.png").stat().st_size > 10_000
+
+        # compare: back to the list, pick the wrong and the fixed run, compare them
+        page.keyboard.press("Escape")
+        page.locator("tr.run").first.wait_for()
+        page.fill("#q", "")
+        page.keyboard.press("Enter")
+        expect(page.locator("tr.run")).to_have_count(4)
+        page.locator(f"tr.run[data-run-id='{wrong_id}'] input[type=checkbox]").click()
+        page.locator(f"tr.run[data-run-id='{fixed_id}']").focus()
+        page.keyboard.press("x")
+        assert page.locator("#compare-picked").is_enabled()
+        page.keyboard.press("c")
+        page.locator("#diff").wait_for()
+        assert page.locator("#sources-removed").inner_text() == "vip-override-fact"
+        assert page.locator("#first-divergence").inner_text().startswith("injection-engine#1 ↔ injection-engine#1")
+        page.screenshot(path=str(tmp_path / "explorer-compare.png"), full_page=True)
+    assert page.problems == []
+
+
+def test_without_an_agent_the_page_says_it_cannot_prove(
+    recordings: Path, runs: dict[str, Recording], page: Any
+) -> None:
+    with serving(explorer_app(recordings)) as base:
+        page.goto(f"{base}/#/run/{runs['wrong'].snapshot.run_id}")
+        notice = page.locator("#no-agent")
+        notice.wait_for()
+        assert "a recording alone cannot prove a culprit" in notice.inner_text()
+        assert "--agent module:factory" in notice.inner_text()
+        assert page.locator("#start-prove").count() == 0
+    assert page.problems == []
