@@ -55,6 +55,7 @@ class Check:
     weights: tuple[float, ...] = (1.0,)
     looks: list[float] = field(default_factory=list)
     needed_looks: dict[str, list[float]] = field(default_factory=dict)
+    shown_needed: dict[str, ArmResult] = field(default_factory=dict)
 
     @property
     def majority(self) -> bool:
@@ -145,7 +146,8 @@ class Confirmer:
         spans = sorted({c.start for c in checks})
         bases = dict(zip(spans, await asyncio.gather(*(self.baseline(s, s + taken) for s in spans)), strict=True))
         arms = [(c, c.arm) for c in checks]
-        arms += [(c, c.arm - {m}) for c in checks if len(c.arm) > 1 for m in sorted(c.arm)]
+        # a member already shown needed is settled: its restored arm takes no more samples
+        arms += [(c, c.arm - {m}) for c in checks if len(c.arm) > 1 for m in sorted(c.arm) if m not in c.shown_needed]
         outs = await asyncio.gather(*(self.sampler.sample_range(a, c.start, c.start + taken) for c, a in arms))
         table = {(id(c), a): o for (c, a), o in zip(arms, outs, strict=True)}
         family = len(self.checks)
@@ -161,6 +163,11 @@ class Confirmer:
             c.p_value = sequential_p(c.looks, c.weights)
             c.restored, c.needed, c.still_flips = [], [], []
             for m in sorted(c.arm) if len(c.arm) > 1 else []:
+                if m in c.shown_needed:
+                    c.needed.append(True)
+                    c.still_flips.append(False)
+                    c.restored.append(c.shown_needed[m])
+                    continue
                 r = table[(id(c), c.arm - {m})][:k]
                 rf, re = _count(r)
                 mine = c.needed_looks.setdefault(m, [])
@@ -172,6 +179,8 @@ class Confirmer:
                 c.still_flips.append(still)
                 verdict: Verdict = "confirmed" if still else ("not-confirmed" if c.needed[-1] else "inconclusive")
                 c.restored.append(ArmResult(c.arm - {m}, verdict, rf, len(r), re, c.base_flips, p_needed, True))
+                if c.needed[-1]:
+                    c.shown_needed[m] = c.restored[-1]
             # stopped early once confirmed at the strictest correction the family now needs (and, for a set, every
             # member shown needed), or once no outcome still to come could confirm it (curtailed for futility)
             hopeless = fisher_decision(c.flips, k, c.base_flips, c.base_flips, k, n, self.alpha)

@@ -13,7 +13,7 @@ SPEND = (0.1, 0.2, 0.3, 0.4)
 """The share of the error rate each look may spend (they sum to 1): a look ``k`` rejects at ``alpha * SPEND[k-1]``."""
 LOOKS = len(SPEND)
 ONE_LOOK = (1.0,)
-SEQUENTIAL_FROM = 10
+SEQUENTIAL_FROM = 5
 """A design of one look fixed at fewer samples than this is kept as it is: looks would save little there."""
 
 

@@ -595,7 +595,7 @@ class _Localization:
                               None, True)  # fmt: skip
         size = max(1, judge.samples)
         # the wrong answer may be the model's rare one: once the baseline flips more than half of the time, it
-        # grows (doubling) until a binomial test says its flip rate is above 1/2 (nothing judged) or below it
+        # grows (by half) until a binomial test says its flip rate is above 1/2 (nothing judged) or below it
         doubt = flips * 2 > len(base)
         while doubt and binomial_upper(len(base) - flips, len(base)) > judge.alpha:
             if binomial_upper(flips, len(base)) <= judge.alpha or (size >= CAP and flips * 2 > len(base)):
@@ -603,7 +603,7 @@ class _Localization:
                 return
             if size >= CAP:
                 break
-            size = min(CAP, 2 * size)
+            size = min(CAP, size + max(judge.samples, size // 2))  # grown by half: each step may settle it
             base = await confirmer.baseline(0, size)
             flips = sum(1 for o in base if o)
             self.base = ArmResult(BASELINE, "inconclusive", flips, len(base), 0, flips, None, True)
