@@ -41,8 +41,12 @@ def write_text(path: Path, text: str, what: str) -> None:
 
 def open_recording(path: str, run_id: str | None) -> Any:
     """The recording at ``path``; an unreadable one says how to make a recording."""
+    from agentfootprint._cli_interop import foreign_recording
     from agentfootprint.explain import InvalidRecordingError, load_recording
 
+    foreign = foreign_recording(path, run_id)  # another framework's OTLP trace, imported
+    if foreign is not None:
+        return foreign
     try:
         return load_recording(path, run_id=run_id)
     except InvalidRecordingError as exc:
@@ -249,6 +253,9 @@ def _app() -> Any:
     from agentfootprint._cli_whatif import register as register_whatif
 
     register_whatif(app)
+    from agentfootprint._cli_interop import register as register_interop
+
+    register_interop(app)
     from agentfootprint._cli_ui import register as register_ui
 
     register_ui(app)
