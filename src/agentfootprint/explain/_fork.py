@@ -225,25 +225,40 @@ def _message_digest(message: Any) -> str:
         return "None"
 
 
-def request_digest(request: LLMRequest) -> str:
-    """The digest a receipt records for ``request`` (system prompt, tools, model, seed and the message chain)."""
-    running = _MESSAGES_START
-    for m in request.messages:
-        running = hashlib.sha256((running + _message_digest(m)).encode()).hexdigest()
-    tools: list[str | None] = []
-    for t in request.tools:
-        try:
-            tools.append(digest(t.model_dump(mode="json")))
-        except (ValueError, RecursionError):
-            tools.append(None)
-    head = {
-        "system_prompt": request.system_prompt,
-        "tools": tools,
-        "model": request.model,
-        "seed": request.seed,
-        "messages": running,
-    }
-    return digest(head)
+class _RequestDigest:
+    """The digest a receipt records for a request (system prompt, tools, model, seed and the message chain); the
+    chain is extended, not recomputed, while each request repeats the previous one's messages."""
+
+    def __init__(self) -> None:
+        self._chained: list[Any] = []
+        self._running: list[str] = []
+
+    def _messages(self, messages: Sequence[Any]) -> str:
+        keep = next((i for i, (a, b) in enumerate(zip(messages, self._chained, strict=False)) if a is not b), None)
+        keep = min(len(messages), len(self._chained)) if keep is None else keep
+        del self._chained[keep:], self._running[keep:]
+        running = self._running[-1] if self._running else _MESSAGES_START
+        for m in messages[keep:]:
+            running = hashlib.sha256((running + _message_digest(m)).encode()).hexdigest()
+            self._chained.append(m)
+            self._running.append(running)
+        return running
+
+    def __call__(self, request: LLMRequest) -> str:
+        tools: list[str | None] = []
+        for t in request.tools:
+            try:
+                tools.append(digest(t.model_dump(mode="json")))
+            except (ValueError, RecursionError):
+                tools.append(None)
+        head = {
+            "system_prompt": request.system_prompt,
+            "tools": tools,
+            "model": request.model,
+            "seed": request.seed,
+            "messages": self._messages(request.messages),
+        }
+        return digest(head)
 
 
 @dataclass
@@ -266,6 +281,7 @@ class _ForkProvider:
         self._inner = inner
         self._leg = leg
         self._cursor = cursor
+        self._digest = _RequestDigest()
         self.name = str(getattr(inner, "name", "provider"))
 
     def __getattr__(self, item: str) -> Any:
@@ -286,7 +302,7 @@ class _ForkProvider:
         if request.model != call.model:
             raise ForkMismatchError(f"model call {n + 1} asks another model than the recording's", field="model")
         same = (
-            request_digest(request) == call.request_digest
+            self._digest(request) == call.request_digest
             if call.request_digest is not None
             else (len(request.messages), request.seed) == (call.message_count, call.seed)
         )
@@ -423,9 +439,8 @@ def _fork_agent(agent: Any, leg: _Leg, ordinal: int, without: Sequence[str], swa
     config = agent.config
     at = leg.calls[ordinal]
     at_idx, iteration = at.commit.idx, at.iteration
-    agent.without_landed(
-        (*without, *swaps), landed_parts_of(leg.snap.state)
-    )  # unknown ids: UnknownSourceError, by code
+    if without or swaps:  # unknown ids: UnknownSourceError, by code
+        agent.without_landed((*without, *swaps), landed_parts_of(leg.snap.state))
     kinds = config.source_ids()
     removed: set[str] = set()
     dropped_tools: set[str] = set()
