@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from agentfootprint import Agent, ask_human
-from agentfootprint._flagship import QUESTION, refunds_agent, scripted_model
+from agentfootprint._flagship import QUESTION, refunds_agent
 from agentfootprint.explain import Recording, recording_of
 from agentfootprint.providers import LLMRequest, mock
 from agentfootprint.stores.recordings import SQLiteRecordingStore
@@ -37,21 +37,25 @@ def paused() -> Recording:
     return recording_of(agent.run_sync("Refund my order"))
 
 
-def secret() -> Recording:
-    """A run whose fact, question and answer carry ``SENTINEL``, served under a redaction pattern."""
+def secret_agent() -> Agent:
+    """An agent whose fact and answer carry ``SENTINEL``, served under a redaction pattern."""
     from agentfootprint.context import define_fact
 
     def respond(req: LLMRequest) -> Any:
-        return f"The key is {SENTINEL}" if "key" in req.system_prompt else scripted_model(req)
+        return f"The key is {SENTINEL}" if "key" in req.system_prompt else "I cannot say."
 
-    agent = (
+    return (
         Agent.create(provider=mock(respond=respond), model="m", name="vault")
         .system("You guard keys.")
         .fact(define_fact(id="api-key-fact", data=f"The API key is {SENTINEL}."))
         .redact(patterns=[r"sk-SENTINEL-[0-9a-f]+"])
         .build()
     )
-    return recording_of(agent.run_sync(f"What is the key? I think it is {SENTINEL}"))
+
+
+def secret() -> Recording:
+    """A run whose fact, question and answer carry ``SENTINEL`` (the served recording holds it redacted)."""
+    return recording_of(secret_agent().run_sync(f"What is the key? I think it is {SENTINEL}"))
 
 
 def failed_copy(rec: Recording, run_id: str) -> Recording:

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from playwright.sync_api import expect
 
 from agentfootprint._flagship import QUESTION, refunds_agent

@@ -221,10 +221,10 @@ def explorer_app(
             while True:
                 if job.version != seen:
                     seen = job.version
-                    data = json.dumps(job.progress(), separators=(",", ":"))
-                    yield f"event: progress\ndata: {data}\n\n"
-                    if job.state != "running":
-                        yield f"event: end\ndata: {json.dumps({'state': job.state})}\n\n"
+                    now = job.progress()  # read once: the job moves on while this event is being sent
+                    yield f"event: progress\ndata: {json.dumps(now, separators=(',', ':'))}\n\n"
+                    if now["state"] != "running":
+                        yield f"event: end\ndata: {json.dumps({'state': now['state']})}\n\n"
                         return
                 else:
                     yield ": keep-alive\n\n"

@@ -73,6 +73,12 @@ class Job:
         except TimeoutError:
             pass
 
+    def cancelled(self) -> None:
+        """The task was cancelled (before or while it ran)."""
+        if self.state == "running":
+            self.state = "cancelled"
+            self.touch()
+
     def observe(self, ablated: tuple[str, ...], flipped: bool) -> None:
         arm = self.arms.setdefault(ablated, _Arm())
         arm.samples += 1
@@ -145,6 +151,12 @@ class _Watched:
         self._job = job
         self._changed = changed
         self._original = original
+
+    def cancelled(self) -> None:
+        """The task was cancelled (before or while it ran)."""
+        if self.state == "running":
+            self.state = "cancelled"
+            self.touch()
 
     def observe(self, ablated: tuple[str, ...], answer: str) -> None:
         try:
@@ -223,6 +235,7 @@ class Jobs:
         job = Job(uuid.uuid4().hex, request)
         self._jobs[job.id] = job
         job.task = asyncio.get_running_loop().create_task(self._run(job, record))
+        job.task.add_done_callback(lambda task: job.cancelled() if task.cancelled() else None)
         return job
 
     async def _run(self, job: Job, record: Any) -> None:
@@ -241,10 +254,6 @@ class Jobs:
                 outcome_changed=changed,
                 progress=False,
             )
-        except asyncio.CancelledError:
-            job.state = "cancelled"
-            job.touch()
-            raise
         except Exception as exc:
             job.state = "failed"
             job.error = f"{type(exc).__name__}: {getattr(exc, 'code', '')}".rstrip(": ")
