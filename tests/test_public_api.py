@@ -538,6 +538,18 @@ PINNED: dict[str, list[str]] = {
         "serve",
         "sqlite_sessions",
     ],
+    "agentfootprint.interop": [
+        "CAPTURE_SETTINGS",
+        "CONVENTIONS",
+        "ForeignStep",
+        "InvalidTraceError",
+        "TraceContentMissingError",
+        "import_trace",
+        "localize_context_bug",
+        "localize_sync",
+        "rerun_step",
+        "to_otlp_json",
+    ],
     "agentfootprint.mcp": [
         "MCPConnectError",
         "MCPExtraMissingError",
@@ -777,6 +789,7 @@ CONTRACT: dict[str, list[str]] = {
     "agentfootprint.audit": ["export_audit", "verify_audit"],
     "agentfootprint.stores": ["open_store"],
     "agentfootprint.mcp": ["mcp_stdio", "mcp_http"],
+    "agentfootprint.interop": ["import_trace", "TraceContentMissingError", "localize_context_bug"],
 }
 _NOT_EXPORTS = {"annotations", "TYPE_CHECKING"}
 

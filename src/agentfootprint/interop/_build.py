@@ -20,7 +20,7 @@ from agentfootprint.interop._conventions import (
     read_tool,
     span_kind,
 )
-from agentfootprint.interop._spans import Span
+from agentfootprint.interop._spans import Span, read_spans
 from agentfootprint.interop.errors import InvalidTraceError, TraceContentMissingError
 
 FOREIGN_CHART = "foreign-trace"
@@ -337,6 +337,19 @@ class _Builder:
         )
 
 
+CONVENTIONS = ("auto", "genai", "openinference")
+
+
+def import_trace(source: Any, *, convention: str = "auto", trace_id: str | None = None) -> Recording:
+    """A foreign run as a ``Recording``: ``source`` is a list of ``ReadableSpan``s, an OTLP/JSON mapping, or a path
+    to an OTLP/JSON file, JSON lines of such documents, or OTLP protobuf; ``trace_id`` picks one of several traces."""
+    if convention not in CONVENTIONS:
+        raise InvalidTraceError("convention must be 'auto', 'genai' or 'openinference'", code="ERR_TRACE_CONVENTION")
+    if trace_id is not None and not isinstance(trace_id, str):
+        raise InvalidTraceError("trace_id must be a hex string", code="ERR_TRACE_NOT_FOUND")
+    return build_recording(read_spans(source), convention=convention, trace_id=trace_id)
+
+
 def build_recording(spans: list[Span], *, convention: str = "auto", trace_id: str | None = None) -> Recording:
     """The recording of one traced run (the newest trace with an LLM span, unless ``trace_id`` names one)."""
     chosen = _pick_trace(spans, trace_id, convention)
@@ -347,4 +360,4 @@ def build_recording(spans: list[Span], *, convention: str = "auto", trace_id: st
     return builder.build()
 
 
-__all__ = ["FOREIGN_CHART", "REQUEST_KEY", "build_recording"]
+__all__ = ["CONVENTIONS", "FOREIGN_CHART", "REQUEST_KEY", "build_recording", "import_trace"]
