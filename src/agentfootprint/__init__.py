@@ -247,10 +247,10 @@ if TYPE_CHECKING:  # the features the agent's builder constructs, loaded by _Fea
 
 class _Features:
     """The composition root's answer to ``agentfootprint._features.Features``: each feature class where it lives,
-    imported on first ask, and the default list every agent gets (honesty, tool sessions, receipts)."""
+    imported on first ask, and the default list every agent gets (honesty, tool sessions, receipts, integrity)."""
 
     def defaults(self) -> "tuple[_ExtensionFactory, ...]":
-        return (self.honesty, self.tool_sessions, self.receipts)
+        return (self.honesty, self.tool_sessions, self.receipts, self.integrity)
 
     @property
     def honesty(self) -> "type[_Honesty]":

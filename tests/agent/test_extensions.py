@@ -72,10 +72,11 @@ class Tagger(Extension):
 def test_a_hook_nobody_overrides_is_not_wired() -> None:
     agent = agent_with(Tagger("a"))
     hooks = agent.config.hooks
-    assert [e.name for e in hooks.wrap_model_call] == ["receipts", "tag_a"]  # receipts: built in
-    assert [e.name for e in hooks.wrap_tool_call] == ["tool_sessions"]  # built in: closes call-scoped sessions
-    assert [e.name for e in hooks.after_run] == ["honesty", "tool_sessions"]
-    assert hooks.on_answer == () and hooks.filter_tools == ()
+    assert [e.name for e in hooks.wrap_model_call] == ["receipts", "integrity", "tag_a"]  # receipts: built in
+    # built in: closes call-scoped sessions; the integrity ledger (R004-15) is on every agent
+    assert [e.name for e in hooks.wrap_tool_call] == ["tool_sessions", "integrity"]
+    assert [e.name for e in hooks.after_run] == ["honesty", "tool_sessions", "integrity"]
+    assert [e.name for e in hooks.on_answer] == ["integrity"] and hooks.filter_tools == ()
 
 
 def test_the_default_name_is_the_class_name_in_snake_case() -> None:
@@ -103,7 +104,7 @@ def test_an_extension_named_like_a_built_in_one_replaces_it() -> None:
 
     agent = Agent.create(provider=mock(reply="x")).use(Quiet()).build()
     names = [e.name for e in agent.config.extensions]
-    assert names == ["tool_sessions", "receipts", "honesty"] and isinstance(agent.extension("honesty"), Quiet)
+    assert names == ["tool_sessions", "receipts", "integrity", "honesty"] and isinstance(agent.extension("honesty"), Quiet)
     assert agent.can_explain() is False and agent.extension(Quiet) is agent.extension("honesty")
 
 
@@ -316,7 +317,9 @@ async def test_results_and_checkpoints_carry_what_extensions_add_across_turns() 
 
     agent = Agent.create(provider=mock(reply="x")).use(Counter()).build()
     first = await agent.run("one")
-    assert first.extensions == {"counter": {"turn": 1, "status": "completed"}}
+    assert {k: v for k, v in first.extensions.items() if k != "integrity"} == {
+        "counter": {"turn": 1, "status": "completed"}
+    }
     assert (await agent.follow_up("two")).extensions["counter"]["turn"] == 2
     stored = json.loads(json.dumps(agent.checkpoint()))
     assert stored["extensions"] == {"counter": {"turns": 2}}

@@ -24,6 +24,7 @@ from agentfootprint.agent import (
 )
 from agentfootprint.extensions import (
     AnswerContract,
+    Integrity,
     MessageMiddlewareChain,
     Receipts,
     Reliability,
@@ -85,7 +86,14 @@ async def test_use_of_several_objects_at_once_keeps_their_order_and_equals_the_o
         .build()
     )
     assert shape(direct) == shape(sugar)
-    assert [n for n, _ in shape(direct)] == ["tool_sessions", "receipts", "self_explain", "evidence_gate", "honesty"]
+    assert [n for n, _ in shape(direct)] == [
+        "tool_sessions",
+        "receipts",
+        "integrity",
+        "self_explain",
+        "evidence_gate",
+        "honesty",
+    ]
     for agent in (direct, sugar):
         assert agent.can_explain() is False
         await agent.run("How many people live in Paris?")
@@ -116,9 +124,9 @@ def test_options_that_fill_one_object_reach_the_object_used_directly() -> None:
 
 def test_the_default_extensions_are_a_list_in_the_config() -> None:
     builder = Agent.create(provider=mock(reply="x"))
-    assert builder._config.default_extensions == (Honesty, ToolSessions, Receipts)
+    assert builder._config.default_extensions == (Honesty, ToolSessions, Receipts, Integrity)
     agent = builder.build()
-    assert [type(e) for e in agent.config.extensions] == [Honesty, ToolSessions, Receipts]
+    assert [type(e) for e in agent.config.extensions] == [Honesty, ToolSessions, Receipts, Integrity]
 
 
 def test_a_config_without_defaults_builds_an_agent_with_only_what_it_uses() -> None:
@@ -136,7 +144,7 @@ def test_each_build_gets_fresh_default_instances_and_declining_receipts_removes_
     first, second = builder.build(), builder.build()
     assert all(a is not b for a, b in zip(first.config.extensions, second.config.extensions, strict=True))
     declined = Agent.create(provider=mock(reply="x")).use(Receipts()).record_receipt(False).build()
-    assert shape(declined) == [("honesty", Honesty), ("tool_sessions", ToolSessions)]
+    assert shape(declined) == [("honesty", Honesty), ("tool_sessions", ToolSessions), ("integrity", Integrity)]
 
 
 # -- refusals --------------------------------------------------------------------------------------------------------
@@ -148,7 +156,7 @@ def test_a_second_extension_under_a_used_name_is_refused_and_nothing_of_the_call
         builder.use(Reliability(post_decide=[RETRY]), SelfExplain())
     assert info.value.code == "ERR_DUPLICATE_EXTENSION" and info.value.name == "self_explain"
     assert isinstance(info.value, AgentBuildError)
-    assert [n for n, _ in shape(builder.build())] == ["honesty", "tool_sessions", "receipts", "self_explain"]
+    assert [n for n, _ in shape(builder.build())] == ["honesty", "tool_sessions", "receipts", "integrity", "self_explain"]
     with pytest.raises(DuplicateExtensionError):
         Agent.create(provider=mock(reply="x")).use(Reliability(post_decide=[RETRY]), Reliability(post_decide=[RETRY]))
     with pytest.raises(DuplicateExtensionError):
@@ -162,7 +170,7 @@ def test_use_of_something_that_is_not_an_extension_object_is_refused_without_quo
         builder.use(value)
     assert info.value.code == "ERR_INVALID_EXTENSION" and info.value.field == "type"
     assert "reliability" not in str(info.value) and "42" not in str(info.value)
-    assert [n for n, _ in shape(builder.build())] == ["honesty", "tool_sessions", "receipts"]
+    assert [n for n, _ in shape(builder.build())] == ["honesty", "tool_sessions", "receipts", "integrity"]
 
 
 def test_an_extension_with_a_bad_name_is_refused_by_field() -> None:

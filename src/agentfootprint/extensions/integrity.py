@@ -80,6 +80,13 @@ class _Row:
     findings: int = 0
     not_applicable: int = 0
 
+    @property
+    def disposition(self) -> str:
+        """``not-armed``, ``ran`` (it checked something), ``not-applicable`` (all it saw was out of scope), ``idle``."""
+        if not self.armed:
+            return "not-armed"
+        return "ran" if self.checked else ("not-applicable" if self.not_applicable else "idle")
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "check": self.check,
@@ -88,7 +95,7 @@ class _Row:
             "checked": self.checked,
             "findings": self.findings,
             "not_applicable": self.not_applicable,
-            "disposition": "not-armed" if not self.armed else ("ran" if self.checked else "idle"),
+            "disposition": self.disposition,
         }
 
 
