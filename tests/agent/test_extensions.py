@@ -104,7 +104,8 @@ def test_an_extension_named_like_a_built_in_one_replaces_it() -> None:
 
     agent = Agent.create(provider=mock(reply="x")).use(Quiet()).build()
     names = [e.name for e in agent.config.extensions]
-    assert names == ["tool_sessions", "receipts", "integrity", "honesty"] and isinstance(agent.extension("honesty"), Quiet)
+    assert names == ["tool_sessions", "receipts", "integrity", "honesty"]
+    assert isinstance(agent.extension("honesty"), Quiet)
     assert agent.can_explain() is False and agent.extension(Quiet) is agent.extension("honesty")
 
 

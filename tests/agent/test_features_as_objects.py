@@ -156,7 +156,8 @@ def test_a_second_extension_under_a_used_name_is_refused_and_nothing_of_the_call
         builder.use(Reliability(post_decide=[RETRY]), SelfExplain())
     assert info.value.code == "ERR_DUPLICATE_EXTENSION" and info.value.name == "self_explain"
     assert isinstance(info.value, AgentBuildError)
-    assert [n for n, _ in shape(builder.build())] == ["honesty", "tool_sessions", "receipts", "integrity", "self_explain"]
+    names = [n for n, _ in shape(builder.build())]
+    assert names == ["honesty", "tool_sessions", "receipts", "integrity", "self_explain"]
     with pytest.raises(DuplicateExtensionError):
         Agent.create(provider=mock(reply="x")).use(Reliability(post_decide=[RETRY]), Reliability(post_decide=[RETRY]))
     with pytest.raises(DuplicateExtensionError):

@@ -69,6 +69,7 @@ async def test_R004_15_unwatched_agent_still_keeps_the_ledger_in_its_result() ->
 async def test_R004_15_a_failing_run_files_its_rows_too() -> None:
     """R004-15: every exit files: a run whose provider fails files a 'failed' disposition."""
     rows: list[Any] = []
+
     def down(request: Any) -> Any:
         raise ProviderServerError("down")
 
