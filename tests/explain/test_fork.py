@@ -179,7 +179,11 @@ async def test_without_removes_a_fact_from_the_fork_step_on() -> None:
     forked = await fork(original, agent, at="call-llm#12", without=["tone"])
     assert (world.model_calls, world.tool_runs) == (1, 0)
     assert forked.answer == "answer from [You help.\n\npolicy holds.] after 1 results, last look says q0"
-    assert diff(original, forked).sources_removed == ["tone"]
+    d = diff(original, forked)
+    assert d.sources_removed == ["tone"]
+    # the steps before the fork read and wrote what the recorded ones did: the runs part at the fork step's iteration
+    assert d.first_divergence == ("injection-engine#8", "injection-engine#8")
+    assert d.first_model_call == ("call-llm#12", "call-llm#12")
 
 
 async def test_without_a_tool_stops_offering_it_from_the_fork_step_on() -> None:
@@ -369,6 +373,9 @@ def test_generated_runs_fork_at_every_step_with_no_live_prefix(
                 assert world.tool_runs == sum(1 for s in plan[n:] if s != ASK)
                 assert forked.answer == final.answer
                 assert diff(final, forked).agree
+                if facts:  # one change from the fork step on: the runs part exactly there
+                    changed = await fork(final, agent, at=at, replace={facts[0]: "changed."})
+                    assert diff(final, changed).first_model_call == (at, at)
 
     asyncio.run(go())
 

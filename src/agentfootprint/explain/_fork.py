@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from itertools import pairwise
 from typing import Any
 
 from agentfootprint._sync import run_sync
 from agentfootprint.agent import CallTool, Extension, RunContext, ToolCallRequest
+from agentfootprint.context import Injection, InjectionContext, Trigger
 from agentfootprint.explain._runs import WhatIfError
 from agentfootprint.explain._slice import _carries
 from agentfootprint.explain._targets import as_target
@@ -414,9 +415,25 @@ def _unsupported(what: str) -> WhatIfError:
     )
 
 
-def _gated_trigger(inj: Any, iteration: int) -> Any:
-    from agentfootprint.context import Trigger
+@dataclass(frozen=True, slots=True)
+class _LandsUntil(Injection):
+    """An injection that lands as it always did before the fork step and not from it on (its records before the
+    step are the recorded ones: same trigger, same text)."""
 
+    until: int = 0
+
+    def render_record(self, ctx: InjectionContext) -> tuple[str, dict[str, Any]] | None:
+        if ctx.iteration >= self.until:
+            return None
+        return Injection.render_record(self, ctx)
+
+
+def _lands_until(inj: Injection, iteration: int) -> Injection:
+    return _LandsUntil(**{f.name: getattr(inj, f.name) for f in fields(Injection)}, until=iteration)
+
+
+def _gated_trigger(inj: Any, iteration: int) -> Any:
+    """A retrieval or memory injection active only before the fork step (its trigger reads as a rule from then)."""
     original = inj.trigger
     if original.kind == "always":
         return Trigger(kind="rule", predicate=lambda ctx: ctx.iteration < iteration, label=original.label)
@@ -457,10 +474,12 @@ def _fork_agent(agent: Any, leg: _Leg, ordinal: int, without: Sequence[str], swa
             inj = next(i for i in config.injections if i.id == sid)
             if not _landed_before(leg, sid, at_idx):
                 removed.add(sid)
+            elif type(inj) is Injection:
+                gated[sid] = _lands_until(inj, iteration)
             elif inj.trigger.kind in ("always", "rule"):
                 gated[sid] = replace(inj, trigger=_gated_trigger(inj, iteration))
             else:
-                raise _unsupported("a removed source triggered by a tool or the model")
+                raise _unsupported("a removed retrieval or memory source triggered by a tool or the model")
     results: dict[str, str] = {}
     for sid, value in swaps.items():
         if not isinstance(value, str):
