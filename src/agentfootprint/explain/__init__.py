@@ -1,5 +1,6 @@
 """Explain: backtrack an answer to the context that reached it, rank suspects, prove them by ablation, diff runs."""
 
+from agentfootprint.explain._cite import Citations, CiteError, SentenceCitation, Support, cite, cite_sync
 from agentfootprint.explain._diff import RunDiff, diff
 from agentfootprint.explain._export_test import (
     CassetteMissError,
@@ -71,6 +72,8 @@ __all__ = [
     "BacktrackError",
     "CassetteMissError",
     "CharFrequencyEmbedder",
+    "Citations",
+    "CiteError",
     "CulpritSet",
     "DroppedContext",
     "Embedder",
@@ -96,12 +99,16 @@ __all__ = [
     "RunTimeline",
     "Scorer",
     "SemanticScorer",
+    "SentenceCitation",
     "SourceTrail",
+    "Support",
     "Suspect",
     "TimelineError",
     "TimelineStep",
     "WhatIfError",
     "backtrack",
+    "cite",
+    "cite_sync",
     "confirm_by_restoration",
     "diff",
     "export_dataset",
