@@ -13,6 +13,7 @@ ORDER = [
     "agent.py",
     "explain.py",
     "ctxbug.py",
+    "citations.py",
     "host.py",
     "scale.py",
     "mcp_bench.py",
