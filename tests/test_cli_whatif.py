@@ -73,8 +73,11 @@ def test_a_proof_exports_to_a_test_that_passes_offline_and_fails_with_the_culpri
 
 def test_a_recording_exports_to_a_test_that_its_agent_passes_and_another_agent_fails(case: Path) -> None:
     run = build_agent().run_sync(QUESTION, seed=3)
-    saved = save_recording(run, case / "run.json")
-    assert cli("export-test", str(saved), "-o", str(case / "test_run.py"), "--agent", "cases_agent:agent")[0] == 0
+    saved = save_recording(run, case / "runs.sqlite")
+    save_recording(build_agent().run_sync("Another question", seed=4), saved)
+    code, _, _ = cli("export-test", str(saved), "--run-id", run.run_id, "-o", str(case / "test_run.py"), "--agent",
+                     "cases_agent:agent")  # fmt: skip
+    assert code == 0 and run.run_id in (case / "test_run.py").read_text()
     rc, log = _pytest(case)
     assert rc == 0 and "1 passed" in log, log
     (case / "cases_agent.py").write_text(
@@ -99,6 +102,8 @@ def test_export_test_refuses_without_a_factory_and_bad_paths_in_one_line(case: P
     assert code == 2 and err.startswith("error [ERR_EXPORT_INPUT]: proof field") and "Traceback" not in err
     code, _, err = cli("export-test", str(case / "absent.json"), "-o", str(case / "t.py"), "--agent", "m:f")
     assert code == 2 and err.startswith("error [ERR_EXPORT_INPUT]")
+    code, _, err = cli("export-test", str(case / "absent.sqlite"), "-o", str(case / "t.py"), "--agent", "m:f")
+    assert code == 2 and err == "error [ERR_EXPORT_INPUT]: no such recording in that SQLite file\n"
     assert not (case / "t.py").exists()
 
 

@@ -55,18 +55,19 @@ def register(app: typer.Typer) -> None:
     @app.command("export-test")
     def export_test_cmd(
         source: str = typer.Argument(
-            ..., help="A proof (Proof.save: a localization frozen with its reruns) or a recording (.json)."
+            ..., help="A proof (Proof.save: a localization frozen with its reruns) or a recording (.json, .sqlite)."
         ),
         output: str = typer.Option("test_proof.py", "--output", "-o", help="Where to write the pytest file."),
         agent: str = typer.Option(
             None, "--agent", help="module:function building the agent the test replays (default: the proof's)."
         ),
+        run_id: str = typer.Option(None, "--run-id", help="In a SQLite recording: this run (default: the newest)."),
     ) -> None:
         """Write an offline pytest file: the recorded answer holds, and flips without each confirmed culprit set."""
         from agentfootprint.explain import export_test, load_proof
 
         target = _writable(output, "test file")
-        proof = load_proof(source)
+        proof = load_proof(source, run_id=run_id)
         export_test(proof, target, factory=agent)
         print(f"wrote {target}")
 

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentfootprint import Agent, define_fact, define_tool
+from agentfootprint.compose import Sequence
 from agentfootprint.explain import (
     CassetteMissError,
     ExportTestError,
@@ -159,6 +160,11 @@ async def test_freeze_refuses_what_is_not_a_proof() -> None:
     with pytest.raises(ExportTestError) as err:
         await freeze_proof(never, run, outcome_changed=_flipped, seeds=3)
     assert err.value.code == "ERR_EXPORT_NO_FLIP"
+    pipeline = Sequence.create().step("decide", build_agent()).build()
+    piped = await pipeline.run("Should case 17 be approved?")
+    with pytest.raises(ExportTestError) as err:
+        await freeze_proof(report.model_copy(update={"answer": piped.answer}), piped)
+    assert err.value.code == "ERR_EXPORT_AGENT"
 
 
 async def test_export_needs_a_factory() -> None:

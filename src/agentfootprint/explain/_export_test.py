@@ -310,6 +310,10 @@ async def freeze_proof(
     run_input = record.last_run_input() if hasattr(record, "last_run_input") else None
     if run_input is None or not hasattr(record, "without"):
         raise ExportTestError("run must be the RunResult the localization explained", code="ERR_EXPORT_INPUT")
+    from agentfootprint.agent import Agent
+
+    if not isinstance(getattr(record, "runner", None), Agent):
+        raise ExportTestError("replay needs an Agent (a composition is not replayable yet)", code="ERR_EXPORT_AGENT")
     recording = recording_of(run)
     answer = _answer(recording.snapshot)
     if report.answer is not None and report.answer != answer:
@@ -371,11 +375,16 @@ def _identity_dict(identity: Any) -> dict[str, Any] | None:
     return dumped or None
 
 
-def load_proof(path: str | Path) -> Proof | Recording:
-    """A saved proof (``Proof.save``) or a recording (``save_recording``), by its ``format``."""
+def load_proof(path: str | Path, *, run_id: str | None = None) -> Proof | Recording:
+    """A saved proof (``Proof.save``) or a recording (``save_recording``; SQLite: ``run_id`` or the newest run)."""
     from agentfootprint.explain.recording import InvalidRecordingError, load_recording
 
     source = Path(path)
+    if source.suffix in (".sqlite", ".db", ".sqlite3"):
+        try:
+            return load_recording(source, run_id=run_id)
+        except InvalidRecordingError:
+            raise ExportTestError("no such recording in that SQLite file", code="ERR_EXPORT_INPUT") from None
     try:
         raw = json.loads(source.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
