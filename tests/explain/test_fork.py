@@ -197,6 +197,7 @@ async def test_without_a_tool_stops_offering_it_from_the_fork_step_on() -> None:
     assert snap is not None
     offered = [snap.value_at("llm_call", c.idx)["tools"] for c in snap.commit_log if c.stage_id == "call-llm"]
     assert offered == [["look", "find"], ["look"], ["look"]]
+    assert diff(original, forked).first_divergence == ("tools#11", "tools#11")
 
 
 async def test_replace_a_later_tool_result_substitutes_it_without_running_the_tool() -> None:

@@ -384,7 +384,7 @@ class ForkReplayDropping(ForkReplay):
     name = "fork_replay"
 
     async def filter_tools(self, ctx: RunContext, tools: Sequence[Tool]) -> Sequence[Tool]:
-        if ctx.iteration < self._iteration:
+        if self._cursor.calls < self._cursor.prefix:  # counted here: reading the iteration would be a recorded read
             return tools
         return [t for t in tools if t.name not in self._dropped]
 
