@@ -20,6 +20,7 @@ ORDER = [
     "long_runs.py",
     "observers.py",
     "hostile_input.py",
+    "fork.py",
 ]
 
 if __name__ == "__main__":
