@@ -10,6 +10,7 @@ from agentfootprint._lazy import lazy_exports as _lazy_exports
 from agentfootprint.hosting._ids import MAX_ID_LENGTH as AG_UI_MAX_ID_LENGTH
 
 if TYPE_CHECKING:
+    from agentfootprint.hosting._otlp import OtlpReceiver, otlp_app, otlp_run_id
     from agentfootprint.hosting.app import AgentFactory, ServedTurn, ag_ui_app, current_turn
     from agentfootprint.hosting.identity import JwtIdentity, jwt_identity
     from agentfootprint.hosting.limits import AdmissionLimits
@@ -64,6 +65,9 @@ _EXPORTS: dict[str, str] = {
     "ServedTurn": "app",
     "ag_ui_app": "app",
     "current_turn": "app",
+    "OtlpReceiver": "_otlp",
+    "otlp_app": "_otlp",
+    "otlp_run_id": "_otlp",
     "PostgresSessions": "postgres_store",
     "postgres_sessions": "postgres_store",
     "load_factory": "serve",
@@ -126,6 +130,7 @@ __all__ = [
     "JwtIdentity",
     "LeaseLostError",
     "MemorySessions",
+    "OtlpReceiver",
     "PauseRecord",
     "PostgresSessions",
     "RequestFacts",
@@ -156,6 +161,8 @@ __all__ = [
     "load_factory",
     "memory_sessions",
     "open_sessions",
+    "otlp_app",
+    "otlp_run_id",
     "plan_turn",
     "postgres_sessions",
     "read_request",
