@@ -21,6 +21,7 @@ from agentfootprint.explain import (
     TimelineStep,
     WhatIfError,
     load_recording,
+    recording_of,
     save_recording,
     timeline,
 )
@@ -158,6 +159,23 @@ async def test_a_leg_from_another_run_is_refused() -> None:
     finished = await _agent(_ONE_TOOL).run("go")
     with pytest.raises(ForeignLegError):
         timeline(p1, finished)  # not a resume at all
+
+
+async def test_a_leg_naming_the_run_but_with_another_history_is_refused() -> None:
+    agent = _asking([_ASK, "done"])
+    paused = await agent.run("go")
+    assert paused.checkpoint is not None
+    resumed = recording_of(await agent.resume(paused.checkpoint, "left"))
+    snap = resumed.snapshot
+    forged = snap.model_copy(
+        update={"commit_log": [snap.commit_log[0].model_copy(update={"writes": []}), *snap.commit_log[1:]]}
+    )
+    with pytest.raises(ForeignLegError):
+        timeline(paused, resumed.model_copy(update={"snapshot": forged}))
+    short = snap.model_copy(update={"resumed_from": {**(snap.resumed_from or {}), "commits": 3}})
+    with pytest.raises(ForeignLegError):
+        timeline(paused, resumed.model_copy(update={"snapshot": short}))
+    assert timeline(paused, resumed).legs == [paused.run_id, snap.run_id]
 
 
 async def test_results_and_recordings_read_alike(tmp_path: Path) -> None:
