@@ -190,6 +190,19 @@ async def test_a_redundant_pair_is_cited_as_the_set() -> None:
     assert pair.ids == ("river", "decoy2") and pair.minimal and pair.verdict == "confirmed"
 
 
+async def test_a_redundant_pair_hidden_behind_another_sentences_source_is_found_by_its_own_search() -> None:
+    def hidden(present: set[str]) -> str:
+        first = "Its capital is Fredville." if "capital" in present else "Unknown capital."
+        second = "Fredville lies on the Oxo." if {"capital", "river"} & present else "No town on a river."
+        return f"{first} {second}"
+
+    c = await cite(await ran(build(hidden)), progress=False)
+    assert [s.sources for s in c.sentences] == [["capital"], ["capital", "river"]]
+    (pair,) = [a for a in c.sentences[1].support if a.verdict == "confirmed"]
+    assert pair.ids == ("capital", "river") and pair.minimal
+    assert [a.verdict for a in c.sentences[1].support if a.ids == ("capital",)] == ["not-confirmed"]
+
+
 async def test_an_unreproducible_answer_supports_nothing() -> None:
     def coin(_present: set[str]) -> str:
         return "It is heads today."

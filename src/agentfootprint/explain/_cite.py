@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from math import sqrt
 from typing import Any, Literal
 
@@ -14,8 +15,9 @@ from pydantic import BaseModel, Field
 from agentfootprint._progress import ProgressBar
 from agentfootprint._sync import run_sync
 from agentfootprint.errors import AgentFootprintError
-from agentfootprint.explain._arms import BASELINE, Arm, Judge, Rerun, Sampler
-from agentfootprint.explain._auto import CAP
+from agentfootprint.explain._arms import BASELINE, Arm, BudgetExhausted, Judge, Rerun, Sampler
+from agentfootprint.explain._auto import CAP, Confirmer, PooledSearch
+from agentfootprint.explain._pooled import SEARCH_BASE, SURE_NO_LOG_ODDS, NoiseLog, Oracle
 from agentfootprint.explain._replay import ReplayCache, RerunWorld
 from agentfootprint.explain._sequential import sequential_p
 from agentfootprint.explain._stats import FISHER_TEST, HOLM, POWER, Verdict, fisher_one_sided, holm, plan_samples
@@ -36,6 +38,9 @@ SentenceChanged = Callable[[str, str], bool]
 """``(sentence, rerun answer) -> bool``: whether that rerun's answer no longer says the sentence."""
 Status = Literal["supported", "unsupported", "inconclusive"]
 MAX_SENTENCES = 200
+FOLLOW_BASE = 200_000
+"""Sentence ``j``'s own confirmations use seeds from ``FOLLOW_BASE + j * FOLLOW_BLOCK`` (below the search's)."""
+FOLLOW_BLOCK = 2_000
 LOOKS = (0.25, 0.75)
 """Each pair's error-rate shares: its arm's confirmation samples (look 1), then the same seeds extended to the size
 the whole sentence x arm family needs (look 2, only for a pair short of it); weighted Bonferroni over the looks."""
@@ -198,11 +203,28 @@ class _Answers:
     def __init__(self, rerun: Rerun) -> None:
         self._rerun = rerun
         self.got: dict[tuple[Arm, int], str] = {}
+        self.calls = 0
 
     async def __call__(self, seed: int, ignore: Sequence[str]) -> str:
+        key = (frozenset(ignore), seed)
+        if key in self.got:  # another sentence's search already ran it
+            return self.got[key]
+        self.calls += 1
         answer = await self._rerun(seed, ignore)
-        self.got[(frozenset(ignore), seed)] = answer
+        self.got[key] = answer
         return answer
+
+
+class _OffsetSampler(Sampler):
+    """A sentence's own sampler: confirmation indices moved to a block of seeds no other confirmation used (its
+    search indices stay shared, so its search reuses the reruns the first pass already made)."""
+
+    def __init__(self, offset: int, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.offset = offset
+
+    def seed(self, index: int) -> int:
+        return index + self.offset if index < SEARCH_BASE else index
 
 
 class _Pair:
@@ -417,12 +439,14 @@ async def cite(
     judge = Judge(sampler, samples, None, alpha)
     localization = _Localization(judge, ranked_all, ranked_all, "auto", flags, concurrency, auto=True)
     judgement = _Judgement(answers, texts, changed, alpha)
+    ctx = _Context(answers, judgement, answer, [s.id for s, _ in ranked_all], samples, concurrency, max_reruns,
+                   bar.advance, flags)  # fmt: skip
     try:
         await localization.go()
-        pairs = await _judge_pairs(localization, judgement, sampler, len(texts), flags)
+        pairs = await _judge_pairs(localization, ctx)
     finally:
         bar.close()
-    if sampler.budget_hit:
+    if ctx.budget_hit or sampler.budget_hit:
         flags.append("rerun-budget-exhausted")
     base_indices = sorted(i for (arm, i) in answers.got if arm == BASELINE)
     noise, _ = _noise(judgement, len(texts), base_indices)
@@ -449,14 +473,14 @@ async def cite(
         answer=answer,
         sentences=sentences,
         sources_considered=len(ranked_all),
-        reruns=sampler.reruns,
+        reruns=answers.calls,
         model_calls=counter.calls - world.cache.saved,
         model_calls_saved=world.cache.saved,
         confidence=float(confidence),
         arms_compared=len(pairs),
         samples_per_arm=max((p.samples for p in pairs), default=None),
         noise=round(noise, 4),
-        budget_exhausted=sampler.budget_hit,
+        budget_exhausted=ctx.budget_hit or sampler.budget_hit,
         honesty_flags=list(dict.fromkeys(flags)),
     )
 
@@ -465,39 +489,135 @@ def _default_changed(sentence: str, rerun_answer: str) -> bool:
     return sentence_changed(sentence, rerun_answer)
 
 
-async def _judge_pairs(
-    localization: _Localization, judgement: _Judgement, sampler: Sampler, count: int, flags: list[str]
-) -> list[_Pair]:
-    """Every sentence x arm pair the search's confirmations cover, judged with Holm's correction over them all; the
-    arms of pairs short of the corrected level take more samples on the same fresh seeds (a second look)."""
+@dataclass
+class _Context:
+    """What the per-sentence passes share: the reruns, the judgement, and the budget."""
+
+    answers: _Answers
+    judgement: _Judgement
+    original: str
+    population: list[str]
+    samples: int
+    concurrency: int
+    max_reruns: int | None
+    on_rerun: Callable[[], None]
+    flags: list[str]
+    budget_hit: bool = False
+
+    def base_indices(self) -> list[int]:
+        return sorted(i for (arm, i) in self.answers.got if arm == BASELINE)
+
+    def remaining(self) -> int | None:
+        return None if self.max_reruns is None else self.max_reruns - self.answers.calls
+
+    def sampler(self, changed: Callable[[str, str], bool], offset: int = 0) -> Sampler:
+        left = self.remaining()
+        if left is not None and left < 1:
+            self.budget_hit = True
+            raise BudgetExhausted()
+        return _OffsetSampler(offset, self.answers, self.original, changed, concurrency=self.concurrency,
+                              max_reruns=left, on_rerun=self.on_rerun)  # fmt: skip
+
+
+async def _judge_pairs(localization: _Localization, ctx: _Context) -> list[_Pair]:
+    """Every sentence x arm pair the confirmations cover, judged with Holm's correction over them all: the first
+    pass's arms, then arms a sentence's own search finds when no first-pass arm supports it."""
     confirmer = localization.confirmer
     if confirmer is None:
         return []
+    judgement, count = ctx.judgement, len(ctx.judgement.sentences)
     latest = {c.arm: c for c in confirmer.checks}  # an arm judged more than once stands by its last check
     pairs = [_Pair(j, c.arm, c.start, c.start + c.samples) for c in latest.values() for j in range(count)]
     for p in pairs:
         judgement.measure(p)
-    void = "answer-not-reproducible" in flags
+    void = "answer-not-reproducible" in ctx.flags
     judgement.judge(pairs, void)
-    short = {p.arm for p in pairs if p.verdict != "confirmed" and p.majority and p.looks[0] <= judgement.alpha}
-    if short and not void and not sampler.budget_hit:
-        base = sorted(i for (arm, i) in judgement.answers.got if arm == BASELINE)
-        _, upper = _noise(judgement, count, base)
-        n = plan_samples(upper, judgement.alpha * LOOKS[-1] / len(pairs), cap=CAP)
-        if n is None:
-            flags.append("budget-too-small-for-noise")
-            n = CAP
-        grown = [p for p in pairs if p.arm in short]
-        stops = {p.arm: max(p.stop + 1, p.start + n) for p in grown}
-        jobs = [(BASELINE, p.start, stops[p.arm]) for p in grown]
-        jobs += [(p.arm - {m}, p.start, stops[p.arm]) for p in grown if len(p.arm) > 1 for m in p.arm]
-        jobs += [(p.arm, p.start, stops[p.arm]) for p in grown]
-        await asyncio.gather(*(sampler.sample_range(a, start, stop) for a, start, stop in dict.fromkeys(jobs)))
-        for p in grown:
-            p.stop = stops[p.arm]
-            judgement.measure(p)
-        judgement.judge(pairs, void)
+    if void or localization.judge.sampler.budget_hit:
+        return pairs
+    await _settle(ctx, pairs)
+    try:
+        await _follow_up(ctx, pairs)
+    except BudgetExhausted:
+        ctx.budget_hit = True
+    judgement.judge(pairs, void)
+    await _settle(ctx, pairs)
     return pairs
+
+
+async def _settle(ctx: _Context, pairs: list[_Pair]) -> None:
+    """Pairs short of the corrected level only: their arms take a second look, and the family is judged again."""
+    alpha = ctx.judgement.alpha
+    short = {p.arm for p in pairs if p.verdict != "confirmed" and p.majority and p.looks[0] <= alpha}
+    short = {a for a in short if all(len(p.looks) == 1 for p in pairs if p.arm == a)}
+    if short and not ctx.budget_hit:
+        await _second_look(ctx, pairs, short)
+        ctx.judgement.judge(pairs, False)
+
+
+async def _follow_up(ctx: _Context, pairs: list[_Pair]) -> None:
+    """A sentence no first-pass arm supports, whose change when every source is removed the reruns show, gets its
+    own search (a redundant pair another sentence's culprit hides from the first pass); its sets join the family."""
+    judgement, count = ctx.judgement, len(ctx.judgement.sentences)
+    supported = {p.sentence for p in pairs if p.verdict == "confirmed"}
+    known = {p.arm for p in pairs}
+    everything = frozenset(ctx.population)
+    for j in range(count):
+        if j in supported or not everything:
+            continue
+        text = judgement.sentences[j]
+
+        def changed_j(_original: str, rerun: str, text: str = text) -> bool:
+            return bool(judgement.changed(text, rerun))
+
+        sampler = ctx.sampler(changed_j, FOLLOW_BASE + j * FOLLOW_BLOCK)
+        seen = [o for o in (judgement.outcome(BASELINE, i, j) for i in ctx.base_indices()) if o is not None]
+        noise = NoiseLog(base_flips=sum(seen), base_samples=len(seen))  # the first pass's baseline, read for free
+        confirmer = Confirmer(sampler, judgement.alpha, ctx.samples, noise)
+        if not await Oracle(sampler, confirmer.noise).test(everything, sure_no=SURE_NO_LOG_ODDS):
+            continue  # removing every source leaves it as it is: nothing to look for
+        outcome = await PooledSearch(sampler, confirmer, ctx.population).run([])
+        await confirmer.finish()
+        if outcome.budget_stopped or sampler.budget_hit:
+            ctx.budget_hit = True
+        if outcome.stopped_early:
+            ctx.flags.append("search-stopped-early")
+        offset = FOLLOW_BASE + j * FOLLOW_BLOCK
+        for c in {c.arm: c for c in confirmer.checks}.values():
+            if c.arm in known:
+                continue
+            known.add(c.arm)
+            fresh = [_Pair(i, c.arm, c.start + offset, c.start + offset + c.samples) for i in range(count)]
+            for p in fresh:
+                judgement.measure(p)
+            pairs += fresh
+        if ctx.budget_hit:
+            return
+
+
+async def _second_look(ctx: _Context, pairs: list[_Pair], short: set[Arm]) -> None:
+    """The arms of pairs short of the corrected level take more samples on the same fresh seeds."""
+    judgement, count = ctx.judgement, len(ctx.judgement.sentences)
+    base = sorted(i for (arm, i) in ctx.answers.got if arm == BASELINE)
+    _, upper = _noise(judgement, count, base)
+    n = plan_samples(upper, judgement.alpha * LOOKS[-1] / len(pairs), cap=CAP)
+    if n is None:
+        ctx.flags.append("budget-too-small-for-noise")
+        n = CAP
+    grown = [p for p in pairs if p.arm in short]
+    stops = {(p.arm, p.start): max(p.stop + 1, p.start + n) for p in grown}
+    jobs = [(BASELINE, p.start, stops[(p.arm, p.start)]) for p in grown]
+    jobs += [(p.arm - {m}, p.start, stops[(p.arm, p.start)]) for p in grown if len(p.arm) > 1 for m in p.arm]
+    jobs += [(p.arm, p.start, stops[(p.arm, p.start)]) for p in grown]
+    try:
+        sampler = ctx.sampler(lambda _o, _r: False)
+    except BudgetExhausted:
+        return
+    await asyncio.gather(*(sampler.sample_range(a, start, stop) for a, start, stop in dict.fromkeys(jobs)))
+    if sampler.budget_hit:
+        ctx.budget_hit = True
+    for p in grown:
+        p.stop = stops[(p.arm, p.start)]
+        judgement.measure(p)
 
 
 def _support(p: _Pair, trails: dict[str, SourceTrail], alpha: float) -> Support:
