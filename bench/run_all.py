@@ -21,6 +21,7 @@ ORDER = [
     "observers.py",
     "hostile_input.py",
     "fork.py",
+    "interop_frameworks.py",
 ]
 
 if __name__ == "__main__":
