@@ -4,6 +4,7 @@ recording (no model call, no tool call, requests checked) and a recording that d
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -418,3 +419,66 @@ def test_adversarial_forks_are_all_refused_with_the_typed_error(data: st.DataObj
         assert world.model_calls == 0 and world.tool_runs == 0
 
     asyncio.run(go())
+
+
+# -- hostile and less common runs ----------------------------------------------------------------------------------
+async def test_a_tampered_recorded_reply_is_caught_by_the_next_replayed_request(tmp_path: Path) -> None:
+    world = World(["look", "look"], ["look"], [])
+    agent = world.agent()
+    (original,) = await record(world, agent)
+    raw = json.loads(save_recording(original, tmp_path / "run.json").read_text())
+    first = next(c for c in raw["snapshot"]["commit_log"] if c["runtime_stage_id"] == "call-llm#5")
+    reply = next(w for w in first["writes"] if w["path"] == "last_response")
+    reply["value"]["tool_calls"][0]["args"] = {"q": "forged"}
+    (tmp_path / "forged.json").write_text(json.dumps(raw))
+    world.reset()
+    with pytest.raises(ForkMismatchError) as err:
+        await fork(load_recording(tmp_path / "forged.json"), agent, at="call-llm#19")
+    assert err.value.field == "request"
+    assert world.model_calls == 0
+
+
+async def test_without_receipts_the_replayed_requests_are_checked_by_prompt_and_size() -> None:
+    world = World(["look"], ["look"], ["policy"])
+
+    def build(system: str) -> Agent:
+        builder = Agent.create(provider=mock(respond=world.respond), model="m").system(system).tool(world.tool("look"))
+        return builder.fact(define_fact(id="policy", data="policy holds.")).record_receipt(False).build()
+
+    agent = build("You help.")
+    (original,) = await record(world, agent)
+    world.reset()
+    forked = await fork(original, agent, at="call-llm#12")
+    assert (world.model_calls, world.tool_runs) == (1, 0)
+    assert forked.answer == original.answer
+    with pytest.raises(ForkMismatchError) as err:
+        await fork(original, build("You help a lot."), at="call-llm#12")
+    assert err.value.field == "request"
+
+
+async def test_a_streaming_agent_forks_with_its_prefix_served() -> None:
+    world = World(["look"], ["look"], [])
+    agent = world.agent()
+    tokens: list[str] = []
+    agent.on("agentfootprint.stream.token", lambda e: tokens.append(e.payload["text"]))
+    (original,) = await record(world, agent)
+    tokens.clear()
+    world.reset()
+    forked = await fork(original, agent, at="call-llm#12")
+    assert (world.model_calls, world.tool_runs) == (1, 0)
+    assert forked.answer == original.answer
+
+
+async def test_an_unreadable_recorded_reply_is_refused_by_code(tmp_path: Path) -> None:
+    world = World(["look"], ["look"], [])
+    agent = world.agent()
+    (original,) = await record(world, agent)
+    raw = json.loads(save_recording(original, tmp_path / "run.json").read_text())
+    first = next(c for c in raw["snapshot"]["commit_log"] if c["runtime_stage_id"] == "call-llm#5")
+    next(w for w in first["writes"] if w["path"] == "last_response")["value"]["tool_calls"] = [{"id": 3}]
+    (tmp_path / "broken.json").write_text(json.dumps(raw))
+    world.reset()
+    with pytest.raises(WhatIfError) as err:
+        await fork(load_recording(tmp_path / "broken.json"), agent, at="call-llm#12")
+    assert err.value.code == "ERR_WHATIF_NOT_A_RUN"
+    assert "look" not in str(err.value) and (world.model_calls, world.tool_runs) == (0, 0)

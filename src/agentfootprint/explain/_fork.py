@@ -9,10 +9,12 @@ from dataclasses import dataclass, field, fields, replace
 from itertools import pairwise
 from typing import Any
 
+from pydantic import ValidationError
+
 from agentfootprint._sync import run_sync
 from agentfootprint.agent import CallTool, Extension, RunContext, ToolCallRequest
 from agentfootprint.context import Injection, InjectionContext, Trigger
-from agentfootprint.explain._runs import WhatIfError
+from agentfootprint.explain._runs import WhatIfError, read_value
 from agentfootprint.explain._slice import _carries
 from agentfootprint.explain._targets import as_target
 from agentfootprint.extensions.receipts import digest
@@ -52,6 +54,8 @@ class _Call:
     seed: int | None
     iteration: int
     request_digest: str | None
+    system_prompt: Any
+    """The system prompt the call read (what a request is checked by when the run minted no receipts)."""
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,7 @@ def _calls(snap: FlowSnapshot) -> list[_Call]:
                 seed=llm.get("seed"),
                 iteration=int(llm.get("iteration", 0)),
                 request_digest=receipt.get("request_digest") if isinstance(receipt, Mapping) else None,
+                system_prompt=read_value(snap, c, "system_prompt") if "system_prompt" in c.reads else None,
             )
         )
     return out
@@ -305,7 +310,8 @@ class _ForkProvider:
         same = (
             self._digest(request) == call.request_digest
             if call.request_digest is not None
-            else (len(request.messages), request.seed) == (call.message_count, call.seed)
+            else (len(request.messages), request.seed, request.system_prompt)
+            == (call.message_count, call.seed, call.system_prompt)
         )
         if not same:
             raise ForkMismatchError(f"model call {n + 1} builds another request than the recording's", field="request")
@@ -318,7 +324,12 @@ class _ForkProvider:
             reply["reasoning"] = call.reply["reasoning"]
         if call.reply.get("attempts"):
             reply["attempts"] = call.reply["attempts"]
-        return LLMResponse.model_validate(reply)
+        try:
+            return LLMResponse.model_validate(reply)
+        except ValidationError:
+            raise WhatIfError(
+                f"the recorded reply of model call {n + 1} cannot be read", code="ERR_WHATIF_NOT_A_RUN"
+            ) from None
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         served = self._replayed(request)
