@@ -3,8 +3,8 @@ LangGraph and the OpenAI Agents SDK (offline models, their own instrumentation; 
 
 Planted: 60 generated cases round-robin over the three frameworks (1-4 plain tools, 0-3 documents behind a retriever
 tool, the misleading text in one tool result or one document, five wordings). A case passes when the confirmed
-culprit sets are exactly the planted source (for a document, the retriever's tool result that carried it may stand
-as a second separate sufficient cause; nothing else). Two kinds the planting did not design for are reported apart:
+culprit sets are exactly one set, the planted source alone. Two kinds the planting did not design for are reported
+apart:
 the cue returned by two tools (the exact culprit set is the pair), and a re-sent step answered by a model that
 flips on its own one time in eight (seeded)."""
 

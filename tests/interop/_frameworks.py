@@ -89,11 +89,9 @@ class Case:
         raise LookupError("planted source not among the case's tools")
 
     def culprits_exact(self, found: set[tuple[str, ...]]) -> bool:
-        """Whether ``found`` is exactly right: the planted source alone; for a document, also the retriever's tool
-        result that carried it may stand as a second, separate sufficient cause (nothing else)."""
-        if self.planted_id == self.planted_tool:
-            return found == {(self.planted_id,)}
-        return found in ({(self.planted_id,)}, {(self.planted_id,), (self.planted_tool,)})
+        """Whether the confirmed culprit sets ``found`` are exactly the planted source, alone (a document is its own
+        source: removing the retriever's tool result keeps the documents inside it)."""
+        return found == {(self.planted_id,)}
 
     def respond(self, request: Any) -> str:
         """A mock provider's answer to a re-sent request: the same rule the offline model followed."""
