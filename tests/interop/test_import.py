@@ -592,6 +592,7 @@ def test_sources_are_exactly_what_the_last_span_sent(paragraphs: list[str], resu
         want.append((name, f"{name}#{counts[name]}", result))
     assert got == want
     assert import_trace(list(t.spans)).model_dump() == rec.model_dump()  # a pure function of the spans
+    assert rec.snapshot.state == rec.snapshot.replay()  # the state kept while building is the replayed one
 
 
 def test_langchain_documents_take_their_id_from_metadata_and_reach_through_a_quoting_tool() -> None:

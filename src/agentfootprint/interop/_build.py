@@ -12,6 +12,7 @@ from agentfootprint.flow import Commit, FlowSnapshot
 from agentfootprint.flow.commit import Write
 from agentfootprint.interop._conventions import (
     LLMCall,
+    PrefixCache,
     Retrieval,
     ToolRun,
     agent_name,
@@ -33,9 +34,18 @@ _UNKNOWN = "not recorded in the trace (foreign-trace)"
 @dataclass
 class _Log:
     commits: list[Commit] = field(default_factory=list)
+    state: dict[str, Any] = field(default_factory=dict)
+    ids: set[str] = field(default_factory=set)
+    """The final state, kept as the commits are added (what ``FlowSnapshot.replay`` would compute)."""
 
     def add(self, stage_id: str, rid: str, name: str, reads: dict[str, int | None], writes: list[Write]) -> int:
         idx = len(self.commits)
+        self.ids.add(rid)
+        for w in writes:
+            if w.verb == "append":
+                self.state.setdefault(w.path, []).extend(w.value)
+            else:
+                self.state[w.path] = list(w.value) if isinstance(w.value, list) else w.value
         self.commits.append(
             Commit(idx=idx, stage_id=stage_id, runtime_stage_id=rid, stage_name=name, reads=reads, writes=writes)
         )
@@ -81,6 +91,12 @@ def _agent_of(span: Span, by_id: dict[str, Span], agents: dict[str, str]) -> str
     return None
 
 
+def _shared(prev: Sequence[Any], cur: Sequence[Any]) -> int:
+    """How many leading messages ``cur`` shares (as the same objects) with ``prev`` (see ``PrefixCache``)."""
+    limit = min(len(prev), len(cur))
+    return limit if limit and prev[0] is cur[0] and prev[limit - 1] is cur[limit - 1] else 0
+
+
 def _segments(new: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
     """New history entries grouped: ``tools`` (a tool-call turn and its results), ``user``, ``model``."""
     out: list[tuple[str, list[dict[str, Any]]]] = []
@@ -100,10 +116,12 @@ class _Builder:
         self.by_id = {s.span_id: s for s in self.spans}
         kinds = {s.span_id: span_kind(s, convention) for s in self.spans}
         agents = {s.span_id: agent_name(s) for s in self.spans if kinds[s.span_id] == "agent"}
-        self.calls: list[LLMCall] = [read_llm(s) for s in self.spans if kinds[s.span_id] == "llm"]
+        cache = PrefixCache()
+        self.calls: list[LLMCall] = [read_llm(s, cache) for s in self.spans if kinds[s.span_id] == "llm"]
         for c in self.calls:
             c.agent = _agent_of(c.span, self.by_id, agents)
         self.tools: list[ToolRun] = [read_tool(s) for s in self.spans if kinds[s.span_id] == "tool"]
+        self.tool_by_id = {t.call_id: t for t in reversed(self.tools) if t.call_id}
         self.retrievals: list[Retrieval] = [read_retrieval(s) for s in self.spans if kinds[s.span_id] == "retrieval"]
         self.log = _Log()
         self.history: list[dict[str, Any]] = []
@@ -113,8 +131,14 @@ class _Builder:
         self.asked: dict[str, int] = {}  # tool call id -> commit idx of the model call that asked for it
         self.tool_names: dict[str, str] = {}
         self.tool_args: dict[str, Any] = {}
+        self.prev_messages: list[Any] = []
+        self.prev_entries: list[dict[str, Any]] = []
+        self.entries: dict[int, dict[str, Any]] = {}  # id(Msg) -> its history entry (the Msgs live in self.calls)
+        prev: list[Any] = []
         for c in self.calls:
-            for m in [*c.messages, c.output]:
+            fresh = c.messages[_shared(prev, c.messages) :]
+            prev = c.messages
+            for m in [*fresh, c.output]:
                 for tc in m.tool_calls:
                     if tc.get("id"):
                         self.tool_names.setdefault(str(tc["id"]), str(tc.get("name") or "tool"))
@@ -132,13 +156,20 @@ class _Builder:
             )
 
     def _messages(self, call: LLMCall) -> list[dict[str, Any]]:
-        out = []
-        for m in call.messages:
-            d = m.as_dict()
-            if m.role == "tool":
-                d["tool_name"] = m.tool_name or self.tool_names.get(m.tool_call_id or "", "tool")
-                d["tool_call_id"] = m.tool_call_id or ""
+        """The call's input as history entries; a message shared with the previous span is the same entry."""
+        k = _shared(self.prev_messages, call.messages)
+        out = self.prev_entries[:k]
+        self.prev_messages = call.messages
+        for m in call.messages[k:]:
+            d = self.entries.get(id(m))
+            if d is None:
+                d = m.as_dict()
+                if m.role == "tool":
+                    d["tool_name"] = m.tool_name or self.tool_names.get(m.tool_call_id or "", "tool")
+                    d["tool_call_id"] = m.tool_call_id or ""
+                self.entries[id(m)] = d
             out.append(d)
+        self.prev_entries = out
         return out
 
     def _new_results(self, messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -161,11 +192,12 @@ class _Builder:
     def _tool_commit(self, messages: list[dict[str, Any]], at: Span) -> None:
         ids = [str(m.get("tool_call_id")) for m in messages if m["role"] == "tool"]
         ids += [str(tc.get("id")) for m in messages for tc in m.get("tool_calls") or []]
-        runs = [t for t in self.tools if t.call_id in ids] or [
-            t for t in self.tools if t.name in {m.get("tool_name") for m in messages} and t.span.end <= at.start
-        ]
+        runs = [self.tool_by_id[i] for i in ids if i in self.tool_by_id]
+        if not runs:
+            called = {m.get("tool_name") for m in messages}
+            runs = [t for t in self.tools if t.name in called and t.span.end <= at.start]
         requester = next((self.asked[i] for i in ids if i in self.asked), None)
-        taken = {c.runtime_stage_id for c in self.log.commits}
+        taken = self.log.ids
         rid = next(
             (t.span.span_id for t in runs if t.span.span_id not in taken), f"tool-results#{len(self.log.commits)}"
         )
@@ -199,11 +231,12 @@ class _Builder:
     def _documents(self, call: LLMCall, messages: list[dict[str, Any]]) -> list[tuple[str, str, Retrieval]]:
         """Retrieved documents whose text reached this call (found in what its span says it sent, as is or as a
         tool returned it quoted in JSON or Python form); each with the exact form found."""
+        before = [r for r in self.retrievals if r.span.start <= call.span.start]
+        if not before:
+            return []
         sent = "\n".join([*call.system, *(str(m.get("content") or "") for m in messages)])
         out: dict[str, tuple[str, str, Retrieval]] = {}
-        for r in self.retrievals:
-            if r.span.start > call.span.start:
-                continue
+        for r in before:
             for doc_id, text in r.documents:
                 text = text.strip()
                 if doc_id in out or not text:
@@ -278,12 +311,8 @@ class _Builder:
             "agent": call.agent,
             "model": call.model,
             "system": list(call.system),
-            "messages": messages,
             "tools": [dict(spec) for spec in call.tools],
             "documents": [{"id": d, "text": t} for d, t, _ in documents],
-            "result_ids": {
-                m["tool_call_id"]: self.result_ids.get(m["tool_call_id"]) for m in messages if m["role"] == "tool"
-            },
         }
         name = f"{call.span.name} (agent {call.agent})" if call.agent else call.span.name
         idx = self.log.add(
@@ -322,10 +351,9 @@ class _Builder:
             run_id=first.span.trace_id,
             chart_id=FOREIGN_CHART,
             chart_name=f"{first.convention} trace",
-            state={},
+            state=self.log.state,
             commit_log=self.log.commits,
         )
-        snap = snap.model_copy(update={"state": snap.replay()})
         models = [c.model for c in self.calls if c.model]
         sources = {f"system-{i + 1}": "instruction" for i in range(len(final.system))}
         sources.update({t["name"]: "tool" for t in final.tools})

@@ -28,6 +28,9 @@ class Msg:
     tool_call_id: str | None = None
     tool_name: str | None = None
 
+    def __post_init__(self) -> None:
+        self.role = _ROLE_ALIASES.get(self.role.lower(), self.role.lower())
+
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"role": self.role, "content": self.content}
         if self.tool_calls:
@@ -383,7 +386,31 @@ def span_kind(span: Span, convention: str) -> str | None:
     return None
 
 
-def read_llm(span: Span) -> LLMCall:
+class PrefixCache:
+    """Parsed input messages of the previous span: an agent's next span repeats them and appends a few, so only
+    the appended tail of its JSON is parsed (the shared messages are the same objects)."""
+
+    def __init__(self) -> None:
+        self.raw = ""
+        self.messages: list[Msg] = []
+
+    def genai(self, raw: Any) -> list[Msg]:
+        if not isinstance(raw, str):
+            return _genai_messages(raw)
+        prev = self.raw
+        cut = len(prev) - 1
+        if prev.endswith("]") and len(raw) > len(prev) and raw.startswith(prev[:cut]) and raw[cut] == ",":
+            tail = _genai_messages("[" + raw[cut + 1 :])
+            messages = [*self.messages, *tail] if tail or raw[cut + 1 :].strip() == "]" else _genai_messages(raw)
+        elif raw == prev:
+            messages = list(self.messages)
+        else:
+            messages = _genai_messages(raw)
+        self.raw, self.messages = raw, messages
+        return list(messages)
+
+
+def read_llm(span: Span, cache: PrefixCache | None = None) -> LLMCall:
     """One LLM span's request and reply, under the convention its attributes use."""
     a = span.attributes
     if isinstance(a.get("openinference.span.kind"), str):
@@ -401,7 +428,8 @@ def read_llm(span: Span) -> LLMCall:
         convention = "genai"
         system = _genai_system(a.get("gen_ai.system_instructions")) if "gen_ai.system_instructions" in a else []
         if "gen_ai.input.messages" in a:
-            inputs = _genai_messages(a.get("gen_ai.input.messages"))
+            raw = a.get("gen_ai.input.messages")
+            inputs = cache.genai(raw) if cache is not None else _genai_messages(raw)
             outs = _genai_messages(a.get("gen_ai.output.messages"))
             reply = next((m for m in outs if m.role == "assistant"), outs[0] if outs else None)
             has = bool(inputs) or bool(system)
@@ -416,7 +444,6 @@ def read_llm(span: Span) -> LLMCall:
         model = str(a.get("gen_ai.response.model") or a.get("gen_ai.request.model") or "")
         tools = _genai_tools(a)
     for m in inputs:
-        m.role = _ROLE_ALIASES.get(m.role.lower(), m.role.lower())
         if m.role == "system":
             system.append(m.content)
     system_paragraphs = [p for text in system for p in paragraphs(text)]
@@ -476,6 +503,7 @@ def agent_name(span: Span) -> str:
 __all__ = [
     "LLMCall",
     "Msg",
+    "PrefixCache",
     "Retrieval",
     "ToolRun",
     "agent_name",

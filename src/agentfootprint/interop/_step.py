@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from agentfootprint._sync import run_sync
-from agentfootprint.explain import LocalizationReport, LocalizeError, Recording
+from agentfootprint.explain import CulpritSet, LocalizationReport, LocalizeError, Recording
 from agentfootprint.explain import localize_context_bug as _localize
 from agentfootprint.explain._replay import ReplayCache
 from agentfootprint.explain.localize import _default_outcome_changed, render_reply
@@ -51,6 +51,19 @@ def _frozen(recording: Any, at: Any) -> tuple[FlowSnapshot, Commit, dict[str, An
     return snap, commit, frozen
 
 
+def _inputs(snap: FlowSnapshot, call: Commit) -> dict[str, Any]:
+    """The messages the span sent (the history it read) and each tool result's ``name#n`` id."""
+    at = call.reads.get("history")
+    messages = list(snap.value_at("history", at, call.namespace, default=[]) or []) if at is not None else []
+    counts: dict[str, int] = {}
+    result_ids: dict[str, str] = {}
+    for r in snap.value_at("tool_results", call.idx, call.namespace, default=[]) or []:
+        name = str(r.get("name"))
+        counts[name] = counts.get(name, 0) + 1
+        result_ids.setdefault(str(r.get("call_id")), f"{name}#{counts[name]}")
+    return {"messages": messages, "result_ids": result_ids}
+
+
 class ForeignStep:
     """One LLM span of an imported run as a rerunnable: ``run`` re-sends its request without the ablated sources
     and answers that step (``replays_one_step``); ``without`` refuses ids the step did not read."""
@@ -77,7 +90,8 @@ class ForeignStep:
         self.ablated = ablated
         self.cache = cache or ReplayCache()
         self.end_to_end = end_to_end
-        self._snap, self._commit, self.frozen = _frozen(recording, at)
+        self._snap, self._commit, frozen = _frozen(recording, at)
+        self.frozen = {**frozen, **_inputs(self._snap, self._commit)}
         self._last: FlowSnapshot | None = None
 
     # --- what explain reads -------------------------------------------------------------------------------------
@@ -237,7 +251,41 @@ async def localize_context_bug(
     else:
         update.update(answer=final, note=f"{report.note} {END_TO_END_NOTE}")
     update["honesty_flags"] = list(dict.fromkeys(flags))
+    update["culprit_sets"] = _fold_containers(report.culprit_sets)
     return report.model_copy(update=update)
+
+
+def _fold_containers(sets: list[CulpritSet]) -> list[CulpritSet]:
+    """A confirmed whole tool whose confirmed result(s) ``tool#n`` explain it is folded into them: removing the
+    tool removes those results, so the finer set is the culprit (its claim says the tool flips it too)."""
+    confirmed = [c for c in sets if c.verdict == "confirmed"]
+    out: list[CulpritSet] = []
+    notes: dict[int, list[str]] = {}
+    for c in sets:
+        whole = c.ids[0] if c.verdict == "confirmed" and len(c.ids) == 1 and c.kinds == ("tool",) else None
+        finer = [
+            k
+            for k, d in enumerate(confirmed)
+            if whole is not None and d is not c and all(i.startswith(f"{whole}#") for i in d.ids)
+        ]
+        if finer:
+            notes.setdefault(id(confirmed[finer[0]]), []).append(whole or "")
+            continue
+        out.append(c)
+    return [
+        c.model_copy(
+            update={
+                "claim": c.claim
+                + "".join(
+                    f"; removing every result of tool '{t}' flips it too (not listed apart: it contains this one)"
+                    for t in notes[id(c)]
+                )
+            }
+        )
+        if id(c) in notes
+        else c
+        for c in out
+    ]
 
 
 def localize_sync(recording: Recording, **kwargs: Any) -> LocalizationReport:
