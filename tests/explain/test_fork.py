@@ -322,6 +322,9 @@ async def test_a_fork_after_a_pause_replays_the_pause_with_its_recorded_answer()
     before = await fork(final, agent, at=calls[1])  # the pause is live again: the fork stops there
     assert before.status == "paused" and (world.model_calls, world.tool_runs) == (1, 0)
     assert diff(legs[0], before).agree
+    world.reset()
+    resumed = await before.recorded().runner.resume(before.checkpoint or {}, "yes 1")  # the fork's agent resumes it
+    assert resumed.answer == final.answer and (world.model_calls, world.tool_runs) == (2, 1)
 
 
 async def test_a_leg_from_another_run_is_refused() -> None:

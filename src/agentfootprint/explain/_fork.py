@@ -277,6 +277,8 @@ class _Cursor:
     tools_served: int = 0
     tool_counts: dict[str, int] = field(default_factory=dict)
     refusal: ForkMismatchError | None = None
+    finished: bool = False
+    """The fork returned: later runs of its agent (a rerun of the result) are live and substitute nothing."""
 
 
 class _ForkProvider:
@@ -362,6 +364,8 @@ class ForkReplay(Extension):
 
     async def wrap_tool_call(self, ctx: RunContext, call: ToolCallRequest, call_next: CallTool) -> ToolOutcome:
         cursor = self._cursor
+        if cursor.finished:
+            return await call_next(call)
         counts = cursor.tool_counts
         counts[call.name] = counts.get(call.name, 0) + 1
         ref = f"{call.name}#{counts[call.name]}"
@@ -550,6 +554,7 @@ async def fork(
         if call_id not in leg.answers:
             raise ForkMismatchError("the replayed run paused where the recorded chain did not resume", field="leg")
         result = await forked.resume(result.checkpoint or {}, leg.answers[call_id])
+    cursor.finished = True
     if cursor.refusal is not None:
         raise cursor.refusal
     return result
