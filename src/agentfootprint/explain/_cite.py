@@ -41,9 +41,10 @@ MAX_SENTENCES = 200
 FOLLOW_BASE = 200_000
 """Sentence ``j``'s own confirmations use seeds from ``FOLLOW_BASE + j * FOLLOW_BLOCK`` (below the search's)."""
 FOLLOW_BLOCK = 2_000
-LOOKS = (0.25, 0.75)
+LOOKS = (0.2, 0.5, 0.3)
 """Each pair's error-rate shares: its arm's confirmation samples (look 1), then the same seeds extended to the size
-the whole sentence x arm family needs (look 2, only for a pair short of it); weighted Bonferroni over the looks."""
+the sentence x arm family needs (look 2, only for a pair short of it), and once more when a sentence's own search
+grew the family (look 3); weighted Bonferroni over the looks."""
 _ABBREVIATIONS = frozenset(
     "mr mrs ms dr prof sr jr st vs etc e.g i.e inc ltd co corp no fig approx u.s a.m p.m cf al dept est".split()
 )
@@ -455,7 +456,7 @@ async def cite(
     for j, (text, start, end) in enumerate(units):
         mine = [p for p in pairs if p.sentence == j]
         mine.sort(key=lambda p: (p.verdict != "confirmed", p.verdict != "inconclusive", p.p_value, sorted(p.arm)))
-        support = [_support(p, trails, alpha) for p in mine]
+        support = [_support(p, trails, alpha, len(pairs)) for p in mine]
         confirmed = sorted(
             {i for p in mine if p.verdict == "confirmed" for i in p.arm}, key=lambda i: trails[i].position
         )
@@ -547,10 +548,10 @@ async def _judge_pairs(localization: _Localization, ctx: _Context) -> list[_Pair
 async def _settle(ctx: _Context, pairs: list[_Pair]) -> None:
     """Pairs short of the corrected level only: their arms take a second look, and the family is judged again."""
     alpha = ctx.judgement.alpha
-    short = {p.arm for p in pairs if p.verdict != "confirmed" and p.majority and p.looks[0] <= alpha}
-    short = {a for a in short if all(len(p.looks) == 1 for p in pairs if p.arm == a)}
+    short = {p.arm for p in pairs if p.verdict != "confirmed" and p.majority and min(p.looks) <= alpha}
+    short = {a for a in short if all(len(p.looks) < len(LOOKS) for p in pairs if p.arm == a)}
     if short and not ctx.budget_hit:
-        await _second_look(ctx, pairs, short)
+        await _next_look(ctx, pairs, short)
         ctx.judgement.judge(pairs, False)
 
 
@@ -594,16 +595,17 @@ async def _follow_up(ctx: _Context, pairs: list[_Pair]) -> None:
             return
 
 
-async def _second_look(ctx: _Context, pairs: list[_Pair], short: set[Arm]) -> None:
-    """The arms of pairs short of the corrected level take more samples on the same fresh seeds."""
+async def _next_look(ctx: _Context, pairs: list[_Pair], short: set[Arm]) -> None:
+    """The arms of pairs short of the corrected level take more samples on the same fresh seeds (their next look)."""
     judgement, count = ctx.judgement, len(ctx.judgement.sentences)
     base = sorted(i for (arm, i) in ctx.answers.got if arm == BASELINE)
     _, upper = _noise(judgement, count, base)
-    n = plan_samples(upper, judgement.alpha * LOOKS[-1] / len(pairs), cap=CAP)
+    grown = [p for p in pairs if p.arm in short]
+    share = min(LOOKS[len(p.looks)] for p in grown)
+    n = plan_samples(upper, judgement.alpha * share / len(pairs), cap=CAP)
     if n is None:
         ctx.flags.append("budget-too-small-for-noise")
         n = CAP
-    grown = [p for p in pairs if p.arm in short]
     stops = {(p.arm, p.start): max(p.stop + 1, p.start + n) for p in grown}
     jobs = [(BASELINE, p.start, stops[(p.arm, p.start)]) for p in grown]
     jobs += [(p.arm - {m}, p.start, stops[(p.arm, p.start)]) for p in grown if len(p.arm) > 1 for m in p.arm]
@@ -620,12 +622,13 @@ async def _second_look(ctx: _Context, pairs: list[_Pair], short: set[Arm]) -> No
         judgement.measure(p)
 
 
-def _support(p: _Pair, trails: dict[str, SourceTrail], alpha: float) -> Support:
+def _support(p: _Pair, trails: dict[str, SourceTrail], alpha: float, family: int) -> Support:
     ids = tuple(sorted(p.arm, key=lambda i: trails[i].position))
     label = " and ".join(f"{trails[i].kind} '{i}'" for i in ids) + (" together" if len(ids) > 1 else "")
     tail = (
         f"removing {label} changed it in {p.flips}/{p.samples} seeded reruns vs {p.base_flips}/{p.samples} for "
-        f"the baseline on the same seeds (one-sided Fisher p={p.p_value:.3g}, needs <= {alpha:.3g} after Holm)"
+        f"the baseline on the same seeds (one-sided Fisher p={p.p_value:.3g} over {len(p.looks)} look(s), "
+        f"Holm's correction over {family} pairs at {alpha:.3g})"
     )
     if len(ids) > 1 and p.verdict != "not-confirmed":
         tail += "; restoring any one member stops the change" if p.minimal else "; not shown 1-minimal"
