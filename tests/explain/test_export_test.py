@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentfootprint import Agent, define_fact, define_tool
+from agentfootprint import Agent, ask_human, define_fact, define_tool
 from agentfootprint.compose import Sequence
 from agentfootprint.explain import (
     CassetteMissError,
@@ -241,6 +241,14 @@ async def test_hostile_proof_files_and_arguments_are_refused_by_code(tmp_path: P
     with pytest.raises(ExportTestError) as err:
         await replay_proof(tampered, build_agent())
     assert err.value.code == "ERR_EXPORT_NOT_REPLAYABLE"
+    ask = {"tool_calls": [{"id": "h1", "name": "ask_human", "args": {"question": "which?"}}]}
+    asking = Agent.create(provider=mock(replies=[ask, "done"]), model="m").tool(ask_human).build()
+    paused = await asking.run("go")
+    assert paused.checkpoint is not None
+    for leg in (paused, await asking.resume(paused.checkpoint, "left")):
+        with pytest.raises(ExportTestError) as err:
+            await replay_proof(recording_of(leg), asking)
+        assert err.value.code == "ERR_EXPORT_PAUSED"
     altered = proof.recording.model_copy(deep=True)
     call = next(c for c in altered.snapshot.commit_log if c.stage_id == "call-llm")
     write = next(w for w in call.writes if w.path == "last_response")

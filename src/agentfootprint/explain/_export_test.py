@@ -266,10 +266,20 @@ def _input_of_recording(rec: Recording) -> ProofInput:
     )
 
 
+def _check_single_leg(snap: FlowSnapshot) -> None:
+    """A replay runs one leg: a paused run or a resume (whose answers came from a person) is refused."""
+    if snap.resumed_from is not None or any(c.paused for c in snap.commit_log):
+        raise ExportTestError(
+            "a paused or resumed run cannot be replayed yet: export a run that finished in one leg",
+            code="ERR_EXPORT_PAUSED",
+        )
+
+
 def proof_of_recording(recording: Recording, *, factory: str | None = None) -> Proof:
     """A proof with no culprit set: the run's answer, held by replaying its recorded responses."""
     if not isinstance(recording, Recording):
         raise ExportTestError("pass a Recording (load_recording) or a Proof", code="ERR_EXPORT_INPUT")
+    _check_single_leg(recording.snapshot)
     list(_calls(recording.snapshot))  # every call replayable, or refused now
     return Proof(
         factory=factory,
@@ -315,6 +325,7 @@ async def freeze_proof(
     if not isinstance(getattr(record, "runner", None), Agent):
         raise ExportTestError("replay needs an Agent (a composition is not replayable yet)", code="ERR_EXPORT_AGENT")
     recording = recording_of(run)
+    _check_single_leg(recording.snapshot)
     answer = _answer(recording.snapshot)
     if report.answer is not None and report.answer != answer:
         raise ExportTestError("the report explains another run than this one", code="ERR_EXPORT_MISMATCH")
