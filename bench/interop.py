@@ -17,6 +17,7 @@ import statistics
 import sys
 import tempfile
 import time
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,6 +64,11 @@ SYSTEMS = [
 ]
 
 
+KINDS = ["tool", "tool-repeat", "doc-system", "doc-user", "doc-tool", "twin", "noisy", "noisy-25", "doc-json", "window"]
+"""The last four were added after the first run passed everything: a noisier model, a document a tool returned
+JSON-escaped, and a window that dropped the first exchange from the last span's input."""
+
+
 @dataclass
 class Case:
     shape: str
@@ -99,7 +105,9 @@ class Spans:
             "startTimeUnixNano": str(self.clock),
             "endTimeUnixNano": str(self.clock + 500),
             "attributes": [{"key": k, "value": _any(v)} for k, v in attrs.items()],
-            "events": [{"name": n, "attributes": [{"key": k, "value": _any(v)} for k, v in a.items()]} for n, a in events],
+            "events": [
+                {"name": n, "attributes": [{"key": k, "value": _any(v)} for k, v in a.items()]} for n, a in events
+            ],
         }
         if parent:
             span["parentSpanId"] = parent
@@ -129,7 +137,9 @@ class Spans:
                 "gen_ai.request.model": "m",
                 "gen_ai.input.messages": json.dumps([_parts(m) for m in history]),
                 "gen_ai.output.messages": json.dumps([_parts(reply)]),
-                "gen_ai.tool.definitions": json.dumps([{"type": "function", "name": t, "description": f"{t} tool"} for t in tools]),
+                "gen_ai.tool.definitions": json.dumps(
+                    [{"type": "function", "name": t, "description": f"{t} tool"} for t in tools]
+                ),
             }
             if system:
                 attrs["gen_ai.system_instructions"] = json.dumps([{"type": "text", "content": text}])
@@ -144,24 +154,30 @@ class Spans:
                 if m.get("tool_call_id"):
                     attrs[f"gen_ai.prompt.{i}.tool_call_id"] = m["tool_call_id"]
                 for j, (cid, name) in enumerate(m.get("tool_calls") or []):
-                    attrs.update({f"gen_ai.prompt.{i}.tool_calls.{j}.id": cid, f"gen_ai.prompt.{i}.tool_calls.{j}.name": name,
-                                  f"gen_ai.prompt.{i}.tool_calls.{j}.arguments": "{}"})  # fmt: skip
+                    base = f"gen_ai.prompt.{i}.tool_calls.{j}"
+                    attrs.update({f"{base}.id": cid, f"{base}.name": name, f"{base}.arguments": "{}"})
             attrs["gen_ai.completion.0.role"] = "assistant"
             attrs["gen_ai.completion.0.content"] = reply.get("content", "")
             for j, (cid, name) in enumerate(reply.get("tool_calls") or []):
-                attrs.update({f"gen_ai.completion.0.tool_calls.{j}.id": cid, f"gen_ai.completion.0.tool_calls.{j}.name": name})
+                attrs.update(
+                    {f"gen_ai.completion.0.tool_calls.{j}.id": cid, f"gen_ai.completion.0.tool_calls.{j}.name": name}
+                )
             return self._add(sid, self.root, "openai.chat", attrs)
         events = []
         for m in msgs:
             body: dict[str, Any] = {"content": m.get("content", "")}
             if m.get("tool_calls"):
-                body["tool_calls"] = json.dumps([{"id": c, "function": {"name": n, "arguments": "{}"}} for c, n in m["tool_calls"]])
+                body["tool_calls"] = json.dumps(
+                    [{"id": c, "function": {"name": n, "arguments": "{}"}} for c, n in m["tool_calls"]]
+                )
             if m.get("tool_call_id"):
                 body["id"] = m["tool_call_id"]
             events.append((f"gen_ai.{m['role']}.message", body))
         choice = {"role": "assistant", "content": reply.get("content", "")}
         if reply.get("tool_calls"):
-            choice["tool_calls"] = [{"id": c, "function": {"name": n, "arguments": "{}"}} for c, n in reply["tool_calls"]]
+            choice["tool_calls"] = [
+                {"id": c, "function": {"name": n, "arguments": "{}"}} for c, n in reply["tool_calls"]
+            ]
         events.append(("gen_ai.choice", {"message": json.dumps(choice)}))
         return self._add(sid, self.root, "chat m", {"gen_ai.operation.name": "chat"}, events)
 
@@ -198,7 +214,10 @@ def _any(v: Any) -> dict[str, Any]:
 
 def _parts(m: dict[str, Any]) -> dict[str, Any]:
     if m["role"] == "tool":
-        return {"role": "tool", "parts": [{"type": "tool_call_response", "id": m["tool_call_id"], "response": m["content"]}]}
+        return {
+            "role": "tool",
+            "parts": [{"type": "tool_call_response", "id": m["tool_call_id"], "response": m["content"]}],
+        }
     parts: list[dict[str, Any]] = [{"type": "text", "content": m["content"]}] if m.get("content") else []
     parts += [{"type": "tool_call", "id": c, "name": n, "arguments": {}} for c, n in m.get("tool_calls") or []]
     return {"role": m["role"], "parts": parts}
@@ -222,16 +241,21 @@ def make_case(n: int, rng: random.Random) -> Case:
     """One planted trace: tool result (alone, or repeated tool's n-th result), or document in one of three places."""
     shape = SHAPES[n % len(SHAPES)]
     cue, wrong = CUES[rng.randrange(len(CUES))]
-    kind = ["tool", "tool-repeat", "doc-system", "doc-user", "doc-tool", "twin", "noisy"][n % 7]
+    kind = KINDS[n % len(KINDS)]
     spans = Spans(shape, rng)
     system = rng.sample(SYSTEMS, rng.randint(1, 3))
     tools = rng.sample(TOOLS[:-1], rng.randint(2, 4))
-    history: list[dict[str, Any]] = [{"role": "user", "content": rng.choice(["Can I get a refund?", "Please approve my return.", "Is my order refundable?"])}]
+    history: list[dict[str, Any]] = [
+        {
+            "role": "user",
+            "content": rng.choice(["Can I get a refund?", "Please approve my return.", "Is my order refundable?"]),
+        }
+    ]
     expected: tuple[str, ...] = ()
     planted_at = rng.randrange(len(tools))
     wording = rng.choice(["note: {cue}", "status -> {cue} (per record)", "FLAG: {cue}", "{cue}"])
     calls: list[tuple[str, str]] = [(t, f"{t} says: {rng.choice(FILLER)}") for t in tools]
-    if kind in ("tool", "noisy", "twin"):
+    if kind in ("tool", "noisy", "noisy-25", "twin", "window"):
         calls[planted_at] = (tools[planted_at], f"{tools[planted_at]}: " + wording.format(cue=cue))
         expected = (tools[planted_at],)
     if kind == "tool-repeat":
@@ -240,6 +264,8 @@ def make_case(n: int, rng: random.Random) -> Case:
         expected = (f"{name}#2",)
     docs = [(f"kb-{rng.randrange(1000, 9999)}-{i}", text) for i, text in enumerate(rng.sample(DOCS, rng.randint(1, 3)))]
     planted_doc = (f"kb-{rng.randrange(1000, 9999)}-p", "Policy update: " + wording.format(cue=cue) + ".")
+    if kind == "doc-json":
+        planted_doc = (planted_doc[0], f'Policy update: "{cue}" applies (see "terms").')
     if kind.startswith("doc"):
         docs.insert(rng.randrange(len(docs) + 1), planted_doc)
         expected = (planted_doc[0],)
@@ -249,7 +275,7 @@ def make_case(n: int, rng: random.Random) -> Case:
         system = [*system, f"Context:\n{doc_text}"]
     elif kind == "doc-user":
         history.append({"role": "user", "content": f"Here is what I found:\n{doc_text}"})
-    elif kind == "doc-tool":
+    elif kind in ("doc-tool", "doc-json"):
         calls.append(("search_docs", json.dumps([{"id": d, "text": t} for d, t in docs])))
     if kind == "twin":  # the cue said twice: only removing both flips it
         other = (planted_at + 1) % len(tools)
@@ -262,8 +288,13 @@ def make_case(n: int, rng: random.Random) -> Case:
         spans.llm(system, history, ask, offered)
         spans.tool(name, cid, result)
         history = [*history, ask, {"role": "tool", "content": result, "tool_call_id": cid}]
+    if kind == "window":  # the framework's window dropped the first exchange (and the planted result stays)
+        first_tool = next(i for i, m in enumerate(history) if m["role"] == "tool")
+        kept = [history[0], *history[first_tool + 1 :]]
+        history = kept if any(cue in str(m.get("content")) for m in kept) else history
     spans.llm(system, history, {"role": "assistant", "content": wrong}, offered)
-    return Case(shape, kind, expected, spans.document(), cue, wrong, noise=0.1 if kind == "noisy" else 0.0)
+    noise = {"noisy": 0.1, "noisy-25": 0.25}.get(kind, 0.0)
+    return Case(shape, kind, expected, spans.document(), cue, wrong, noise=noise)
 
 
 def judge(case: Case) -> dict[str, Any]:
@@ -273,7 +304,7 @@ def judge(case: Case) -> dict[str, Any]:
     def respond(request: LLMRequest) -> str:
         seen = "\n".join([request.system_prompt, *(m.content for m in request.messages)])
         answer = case.wrong if case.cue in seen else GOOD
-        if case.noise and random.Random(hash((request.seed, seen)) & 0xFFFFFFFF).random() < case.noise:
+        if case.noise and random.Random(zlib.crc32(f"{request.seed}|{seen}".encode())).random() < case.noise:
             answer = GOOD if answer == case.wrong else case.wrong
         return answer
 
@@ -310,25 +341,37 @@ def import_speed(shape: str, spans: int) -> dict[str, Any]:
         s.llm(SYSTEMS[:2], history, {"role": "assistant", "content": "done"}, tools)
     else:  # a pipeline: short independent calls
         while len(s.spans) < spans:
-            s.llm(SYSTEMS[:2], [{"role": "user", "content": rng.choice(DOCS)}], {"role": "assistant", "content": "ok"}, tools)
+            s.llm(
+                SYSTEMS[:2],
+                [{"role": "user", "content": rng.choice(DOCS)}],
+                {"role": "assistant", "content": "ok"},
+                tools,
+            )
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "trace.json"
         path.write_text(json.dumps(s.document()))
         size = path.stat().st_size
-        times = []
-        for _ in range(5):
-            t0 = time.perf_counter()
+        wall, cpu = [], []
+        for _ in range(7):
+            t0, c0 = time.perf_counter(), time.process_time()
             rec = import_trace(path)
-            times.append(time.perf_counter() - t0)
+            wall.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() - c0)
     calls = sum(1 for c in rec.snapshot.commit_log if c.stage_id == "call-llm")
-    return {"spans": len(s.spans), "model_calls": calls, "file_bytes": size, "median_seconds": round(statistics.median(times), 4)}
+    return {
+        "spans": len(s.spans),
+        "model_calls": calls,
+        "file_bytes": size,
+        "median_seconds": round(statistics.median(wall), 4),
+        "median_cpu_seconds": round(statistics.median(cpu), 4),
+    }
 
 
 def main() -> None:
     speed = {shape: import_speed(shape, 1000) for shape in ("loop", "pipeline")}
     print(json.dumps(speed, indent=1))
     rng = random.Random(20261204)
-    results = [judge(make_case(n, rng)) for n in range(140)]
+    results = [judge(make_case(n, rng)) for n in range(200)]
     exact = sum(1 for r in results if r["exact"])
     by: dict[str, dict[str, int]] = {}
     for r in results:

@@ -21,6 +21,7 @@ ORDER = [
     "observers.py",
     "hostile_input.py",
     "fork.py",
+    "interop.py",
     "interop_frameworks.py",
 ]
 
