@@ -625,3 +625,21 @@ def test_langchain_documents_take_their_id_from_metadata_and_reach_through_a_quo
         ("tool", "search_docs"),
     ]
     assert bt.source("kb-7").text == content  # type: ignore[union-attr]
+
+
+def test_message_skeletons_without_text_are_content_missing() -> None:
+    """pydantic-ai with include_content=False keeps roles, tool ids and names, and drops every text."""
+    t = Tracer()
+    skeleton = [
+        {"role": "user", "parts": [{"type": "text"}]},
+        {"role": "assistant", "parts": [{"type": "tool_call", "id": "call_0", "name": "check_calendar"}]},
+        {"role": "user", "parts": [{"type": "tool_call_response", "id": "call_0", "name": "check_calendar"}]},
+    ]
+    for _ in range(2):
+        reply = [{"role": "assistant", "parts": [{"type": "text"}]}]
+        attrs = {"gen_ai.input.messages": json.dumps(skeleton), "gen_ai.output.messages": json.dumps(reply)}
+        t.leaf("chat m", {"gen_ai.operation.name": "chat", **attrs})
+    with pytest.raises(TraceContentMissingError) as err:
+        import_trace(list(t.spans))
+    assert (err.value.missing, err.value.total) == (2, 2)
+    assert "include_content=True" in str(err.value)

@@ -447,6 +447,8 @@ def read_llm(span: Span, cache: PrefixCache | None = None) -> LLMCall:
         if m.role == "system":
             system.append(m.content)
     system_paragraphs = [p for text in system for p in paragraphs(text)]
+    # with capture off some instrumentations keep the message skeleton (roles, tool names) and drop every text
+    has = has and (bool(system_paragraphs) or any(m.content.strip() for m in inputs))
     messages = [m for m in inputs if m.role != "system"]
     return LLMCall(
         span=span,
