@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentfootprint import Agent, RunResult, ask_human, define_fact, define_tool
+from agentfootprint import Agent, RunResult, ask_human, define_fact, define_instruction, define_skill, define_tool
 from agentfootprint._sync import SyncInRunningLoopError
 from agentfootprint.agent import NoRunRecordError, UnknownSourceError
 from agentfootprint.compose import Sequence
@@ -485,3 +485,43 @@ async def test_an_unreadable_recorded_reply_is_refused_by_code(tmp_path: Path) -
         await fork(load_recording(tmp_path / "broken.json"), agent, at="call-llm#12")
     assert err.value.code == "ERR_WHATIF_NOT_A_RUN"
     assert "look" not in str(err.value) and (world.model_calls, world.tool_runs) == (0, 0)
+
+
+async def test_skills_rules_and_tool_triggered_context_replay_with_the_prefix_served() -> None:
+    """A skill read, a rule-triggered fact and an instruction that lands on a tool's return, forked at every call."""
+    runs = {"model": 0, "tool": 0}
+
+    def respond(req: LLMRequest) -> LLMResponse | str:
+        runs["model"] += 1
+        k = sum(1 for m in req.messages if m.role == "tool")
+        if k == 0:
+            return LLMResponse(content="", tool_calls=[ToolCall(id="r1", name="read_skill", args={"id": "returns"})])
+        if k == 1:
+            return LLMResponse(content="", tool_calls=[ToolCall(id="s1", name="search_docs", args={"q": "returns"})])
+        return f"done with [{req.system_prompt}]"
+
+    def search(args: dict[str, Any], ctx: Any) -> str:
+        runs["tool"] += 1
+        return "doc: returns need a form"
+
+    agent = (
+        Agent.create(provider=mock(respond=respond), model="m", max_iterations=6)
+        .tool(define_tool(name="search_docs", description="search", input_schema={"type": "object"}, execute=search))
+        .fact(define_fact(id="vip-rule", data="VIP customer.", active_when=lambda ctx: "vip" in ctx.user_message))
+        .instruction(define_instruction(id="cite", prompt="Cite the document.", on_tool_return="search_docs"))
+        .skill(define_skill(id="returns", description="How to process returns", body="Use the returns form."))
+        .build()
+    )
+    original = await agent.run("vip asks about returns", seed=3)
+    calls = call_ids(original)
+    assert len(calls) == 3 and "Use the returns form." in str(original.answer)
+    for n, at in enumerate(calls):
+        runs.update(model=0, tool=0)
+        forked = await fork(original, agent, at=at)
+        assert (runs["model"], runs["tool"]) == (3 - n, 1 if n < 2 else 0)
+        assert forked.answer == original.answer and diff(original, forked).agree
+    runs.update(model=0, tool=0)
+    changed = await fork(original, agent, at=calls[2], without=["cite"], replace={"vip-rule": "Not a VIP."})
+    assert runs == {"model": 1, "tool": 0}
+    assert "Cite the document." not in str(changed.answer) and "Not a VIP." in str(changed.answer)
+    assert diff(original, changed).first_model_call == (calls[2], calls[2])

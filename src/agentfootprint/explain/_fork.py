@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from agentfootprint._sync import run_sync
 from agentfootprint.agent import CallTool, Extension, RunContext, ToolCallRequest
+from agentfootprint.agent.config import READ_SKILL
 from agentfootprint.context import Injection, InjectionContext, Trigger
 from agentfootprint.explain._runs import WhatIfError, read_value
 from agentfootprint.explain._slice import _carries
@@ -277,6 +278,8 @@ class _Cursor:
     tools_served: int = 0
     tool_counts: dict[str, int] = field(default_factory=dict)
     refusal: ForkMismatchError | None = None
+    check_at: bool = False
+    """No change was asked for: the fork step's own request is checked too before it goes live."""
     finished: bool = False
     """The fork returned: later runs of its agent (a rerun of the result) are live and substitute nothing."""
 
@@ -299,9 +302,17 @@ class _ForkProvider:
         cursor = self._cursor
         n = cursor.calls
         cursor.calls += 1
-        if n >= cursor.prefix:
+        if n > cursor.prefix or (n == cursor.prefix and not cursor.check_at):
             cursor.live_calls += 1
             return None
+        self._check(n, request)
+        if n == cursor.prefix:  # the fork step itself, with no change: checked like the prefix, then live
+            cursor.live_calls += 1
+            return None
+        return self._served(n)
+
+    def _check(self, n: int, request: LLMRequest) -> None:
+        """Refuse the request of model call ``n`` unless it is the recorded one (its receipt's digest)."""
         call = self._leg.calls[n]
         offered = [t.name for t in request.tools]
         which = _tool_field(call.tools, offered)
@@ -317,6 +328,10 @@ class _ForkProvider:
         )
         if not same:
             raise ForkMismatchError(f"model call {n + 1} builds another request than the recording's", field="request")
+
+    def _served(self, n: int) -> LLMResponse:
+        """The recorded reply of model call ``n``."""
+        call = self._leg.calls[n]
         reply = {k: v for k, v in call.reply.items() if k in ("content", "tool_calls", "finish_reason", "model")}
         reply["usage"] = call.reply.get("usage") or {}
         reply["tool_calls"] = [
@@ -382,6 +397,8 @@ class ForkReplay(Extension):
                 "a replayed tool call is not the recording's call at that position", field="tool_call"
             )
             return ToolOutcome(content="", is_error=True, error_code="ERR_FORK_MISMATCH")
+        if call.name == READ_SKILL and record.get("content") and not record.get("is_error"):
+            return await call_next(call)  # activating a skill is the loop's own step, not a tool call: it runs
         if call.tool is not None and call.tool.pauses and record.get("answered_by") == "human":
             return await call_next(call)  # the pause is asked again, and answered from the recording on resume
         return ToolOutcome(
@@ -513,7 +530,7 @@ def _fork_agent(agent: Any, leg: _Leg, ordinal: int, without: Sequence[str], swa
         gated[sid] = _gated_content(gated.get(sid, inj), value, iteration)
     base = config.without(removed) if removed else config
     injections = tuple(gated.get(i.id, i) for i in base.injections)
-    cursor = _Cursor(prefix=ordinal)
+    cursor = _Cursor(prefix=ordinal, check_at=not without and not swaps)
     ext = (ForkReplayDropping if dropped_tools else ForkReplay)(
         leg, cursor, iteration, frozenset(dropped_tools), results
     )
