@@ -276,3 +276,60 @@ def test_otlp_app_is_a_starlette_app_holding_its_receiver() -> None:
     assert isinstance(app, Starlette)
     assert isinstance(app.state.agentfootprint_otlp, OtlpReceiver)
     assert TestClient(app).post("/otel/v1/traces", content=b"", headers=PB).status_code == 200
+
+
+# --- batching and memory bounds -------------------------------------------------------------------------------
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.randoms(use_true_random=False), st.integers(min_value=1, max_value=5))
+def test_any_batching_of_a_trace_files_the_same_recording(rnd: Any, batches: int) -> None:
+    cap = run("langgraph")
+    whole, store = client()
+    assert whole.post("/v1/traces", content=protobuf(cap.spans), headers=PB).status_code == 200
+    expected = stored(store, otlp_run_id(None, trace_hex(cap)))
+    spans = list(cap.spans)
+    rnd.shuffle(spans)
+    cuts = sorted(rnd.sample(range(1, len(spans)), batches - 1)) if batches > 1 else []
+    parts = [spans[a:b] for a, b in zip([0, *cuts], [*cuts, len(spans)], strict=True)]
+    http, split_store = client()
+    for part in parts:
+        assert http.post("/v1/traces", content=protobuf(part), headers=PB).status_code == 200
+    got = stored(split_store, otlp_run_id(None, trace_hex(cap)))
+    assert got.snapshot.state["answer"] == expected.snapshot.state["answer"]
+    assert [(s.id, s.kind) for s in backtrack(got).sources] == [(s.id, s.kind) for s in backtrack(expected).sources]
+
+
+def test_a_streamed_body_over_the_cap_is_a_413_without_a_declared_length() -> None:
+    http, store = client(max_body_bytes=2000)
+
+    def chunks() -> Any:
+        for _ in range(10):
+            yield b"\x0a" * 500
+
+    r = http.post("/v1/traces", content=chunks(), headers=PB)
+    assert (r.status_code, r.headers["x-agentfootprint-error"]) == (413, "ERR_OTLP_BODY_TOO_LARGE")
+    assert store.list().items == ()
+
+
+def test_spans_past_the_per_trace_cap_are_rejected_as_partial_success() -> None:
+    cap = run("pydantic_ai")
+    http, _ = client(max_spans_per_trace=3)
+    r = http.post("/v1/traces", content=protobuf(cap.spans), headers=PB)
+    reply = ExportTraceServiceResponse.FromString(r.content)
+    assert r.status_code == 200
+    assert reply.partial_success.rejected_spans == len(cap.spans) - 3
+    assert "ERR_OTLP_TRACE_TOO_LARGE" in reply.partial_success.error_message
+
+
+def test_a_trace_let_go_under_memory_pressure_is_not_replaced_by_a_late_batch() -> None:
+    first, second = run("pydantic_ai"), run("openai_agents")
+    http, store = client(max_traces=1)
+    assert http.post("/v1/traces", content=protobuf(first.spans), headers=PB).status_code == 200
+    assert http.post("/v1/traces", content=protobuf(second.spans), headers=PB).status_code == 200  # first let go
+    before = store.get(otlp_run_id(None, trace_hex(first)))
+    late = http.post("/v1/traces", content=protobuf(first.spans[:1]), headers=PB)
+    reply = ExportTraceServiceResponse.FromString(late.content)
+    assert (reply.partial_success.rejected_spans, reply.partial_success.error_message) == (1, "ERR_OTLP_TRACE_CLOSED")
+    assert store.get(otlp_run_id(None, trace_hex(first))) == before
+    assert len(store.list().items) == 2

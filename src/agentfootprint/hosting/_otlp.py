@@ -35,7 +35,10 @@ DEFAULT_MAX_OTLP_BYTES = 8 * 1024 * 1024
 """The largest request body (after gzip is undone) the receiver reads; larger is a 413."""
 DEFAULT_MAX_TRACES = 256
 """How many traces the receiver holds open at once, so a trace exported in several batches is filed whole."""
-DEFAULT_MAX_SPANS_PER_TRACE = 20_000
+DEFAULT_MAX_SPANS_PER_TRACE = 10_000
+DEFAULT_MAX_HELD_BYTES = 64 * 1024 * 1024
+"""The most span JSON the receiver holds across open traces; the least recently sent trace is closed first."""
+_CLOSED_MEMORY = 4096
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
 _REFUSED: dict[str, tuple[int, str]] = {
@@ -71,6 +74,7 @@ class _Trace:
     """One trace's spans received so far (by span id: an exporter's retry sends the same span again)."""
 
     spans: dict[str, dict[str, Any]] = field(default_factory=dict)
+    size: int = 0
 
 
 def _hex(raw: Any, width: int) -> str | None:
@@ -171,14 +175,16 @@ class OtlpReceiver:
         max_body_bytes: int = DEFAULT_MAX_OTLP_BYTES,
         max_traces: int = DEFAULT_MAX_TRACES,
         max_spans_per_trace: int = DEFAULT_MAX_SPANS_PER_TRACE,
+        max_held_bytes: int = DEFAULT_MAX_HELD_BYTES,
         convention: str = "auto",
     ) -> None:
         if not callable(getattr(recordings, "put", None)):
             raise HostingConfigError("recordings must be a RecordingStore (agentfootprint.stores)")
         if bind_caller is not None and not callable(bind_caller):
             raise HostingConfigError("bind_caller must be callable")
-        for name, value in (("max_body_bytes", max_body_bytes), ("max_traces", max_traces),
-                            ("max_spans_per_trace", max_spans_per_trace)):  # fmt: skip
+        caps = {"max_body_bytes": max_body_bytes, "max_traces": max_traces,
+                "max_spans_per_trace": max_spans_per_trace, "max_held_bytes": max_held_bytes}  # fmt: skip
+        for name, value in caps.items():
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise HostingConfigError(f"{name} must be a positive int")
         if convention not in ("auto", "genai", "openinference"):
@@ -189,8 +195,11 @@ class OtlpReceiver:
         self.max_body_bytes = max_body_bytes
         self.max_traces = max_traces
         self.max_spans = max_spans_per_trace
+        self.max_held_bytes = max_held_bytes
         self.convention = convention
         self._open: OrderedDict[str, _Trace] = OrderedDict()
+        self._held = 0
+        self._closed: OrderedDict[str, None] = OrderedDict()  # traces let go: a late batch must not replace them
         self._lock = anyio.Lock()
 
     def routes(self, path: str = OTLP_PATH) -> list[Route]:
@@ -254,18 +263,27 @@ class OtlpReceiver:
         for trace_id, spans in traces.items():
             run_id = otlp_run_id(caller, trace_id)
             async with self._lock:
+                if run_id in self._closed:
+                    rejected += len(spans)
+                    why.append("ERR_OTLP_TRACE_CLOSED")
+                    continue
                 held = self._open.pop(run_id, None) or _Trace()
-                room = self.max_spans - len(held.spans)
-                fresh = [s for s in spans if _hex(s["span"].get("spanId"), 8) not in held.spans]
-                if len(fresh) > room:
-                    rejected += len(fresh) - max(room, 0)
-                    why.append("ERR_OTLP_TRACE_TOO_LARGE")
-                    fresh = fresh[: max(room, 0)]
-                for s in fresh:
-                    held.spans[str(_hex(s["span"].get("spanId"), 8))] = s
+                fresh = []
+                for s in spans:
+                    span_id = str(_hex(s["span"].get("spanId"), 8))
+                    if span_id in held.spans:
+                        continue
+                    size = len(json.dumps(s, separators=(",", ":")))
+                    if len(held.spans) >= self.max_spans or held.size + size > self.max_held_bytes:
+                        rejected += 1
+                        why.append("ERR_OTLP_TRACE_TOO_LARGE")
+                        continue
+                    held.spans[span_id] = s
+                    held.size += size
+                    self._held += size
+                    fresh.append(s)
                 self._open[run_id] = held
-                while len(self._open) > self.max_traces:
-                    self._open.popitem(last=False)
+                self._let_go(keep=run_id)
                 snapshot = list(held.spans.values())
             outcome = await anyio.to_thread.run_sync(self._import_and_put, run_id, trace_id, snapshot)
             if outcome is None:
@@ -274,6 +292,18 @@ class OtlpReceiver:
                 rejected += len(fresh)
                 why.append(outcome)
         return rejected, sorted(set(why)), filed
+
+    def _let_go(self, keep: str) -> None:
+        """Close the least recently sent traces while too many, or too many bytes, are held (never ``keep``)."""
+        while len(self._open) > 1 and (len(self._open) > self.max_traces or self._held > self.max_held_bytes):
+            run_id = next(iter(self._open))
+            if run_id == keep:
+                self._open.move_to_end(run_id)
+                continue
+            self._held -= self._open.pop(run_id).size
+            self._closed[run_id] = None
+            while len(self._closed) > _CLOSED_MEMORY:
+                self._closed.popitem(last=False)
 
     def _import_and_put(self, run_id: str, trace_id: str, spans: Sequence[dict[str, Any]]) -> str | None:
         doc = {
