@@ -172,7 +172,7 @@ async def test_a_stored_pause_with_a_missing_or_wrong_host_seal_is_refused_befor
         calls = provider.calls
         store.edit = edit
         status, refusal = await turn(http, body(user("u1", "Weather?"), run="r2", resume=_resume(interrupt)))
-        assert status == 500 and provider.calls == calls
+        assert status == 409 and provider.calls == calls
         assert refusal["error"]["code"] == "ERR_CHECKPOINT_SEAL" and refusal["error"]["field"] == "seal"
         assert "account" not in json.dumps(refusal) and "h9" not in json.dumps(refusal)
         store.edit = None  # the thread is untouched: an honest resume still works
@@ -185,13 +185,13 @@ async def test_the_host_seal_is_checked_as_an_invalid_checkpoint_naming_the_seal
     async with _paused_host(_provider(), store):
         record = await _stored(store)
     with pytest.raises(InvalidCheckpointError) as err:
-        open_record("t1", _edit_pause(seal=None)(record), host_key(KEY))
+        open_record("t1", None, _edit_pause(seal=None)(record), host_key(KEY))
     assert err.value.field == "seal" and err.value.code == "ERR_CHECKPOINT_SEAL"
     with pytest.raises(CheckpointSealError):
-        open_record("t1", record, host_key("another key"))
+        open_record("t1", None, record, host_key("another key"))
     with pytest.raises(CheckpointSealError):  # a sealed pause moved to another thread
-        open_record("t2", record, host_key(KEY))
-    assert open_record("t1", record, host_key(KEY)).pause.seal is None
+        open_record("t2", None, record, host_key(KEY))
+    assert open_record("t1", None, record, host_key(KEY)).pause.seal is None
 
 
 async def test_a_stored_conversation_with_a_wrong_host_seal_is_refused_before_any_model_call() -> None:
@@ -206,13 +206,13 @@ async def test_a_stored_conversation_with_a_wrong_host_seal_is_refused_before_an
 
         store.edit = edit
         status, refusal = await turn(http, body(user("u2", "Again")))
-        assert (status, refusal["error"]["code"], refusal["error"]["field"]) == (500, "ERR_CHECKPOINT_SEAL", "seal")
+        assert (status, refusal["error"]["code"], refusal["error"]["field"]) == (409, "ERR_CHECKPOINT_SEAL", "seal")
         assert "admin" not in json.dumps(refusal) and provider.calls == 1
         store.edit = lambda record: record.model_copy(
             update={"conversation": {k: v for k, v in record.conversation.items() if k != HOST_SEAL}}
         )
         status, refusal = await turn(http, body(user("u3", "Again")))
-    assert (status, refusal["error"]["field"], provider.calls) == (500, "seal", 1)
+    assert (status, refusal["error"]["field"], provider.calls) == (409, "seal", 1)
 
 
 async def test_a_host_without_a_key_reads_what_a_keyed_host_stored() -> None:
@@ -232,10 +232,10 @@ async def test_a_keyed_host_refuses_what_was_stored_before_it_had_a_key() -> Non
     calls = provider.calls
     async with client(ag_ui_app(_plain_factory(provider), sessions=store, checkpoint_key=KEY)) as http:
         status, refusal = await turn(http, body(user("u1", "Weather?"), run="r2", resume=_resume(interrupt)))
-    assert (status, refusal["error"]["code"], provider.calls) == (500, "ERR_CHECKPOINT_SEAL", calls)
+    assert (status, refusal["error"]["code"], provider.calls) == (409, "ERR_CHECKPOINT_SEAL", calls)
 
 
-@pytest.mark.parametrize("key", ["", b"", 5, ["k"]])
+@pytest.mark.parametrize("key", ["", b"", 5, [], [""], [5], ["k"] * 17])
 def test_a_host_key_that_is_not_a_key_is_refused(key: Any) -> None:
     with pytest.raises(HostingConfigError):
         ag_ui_app(_plain_factory(mock(reply="x")), checkpoint_key=key)
@@ -258,7 +258,7 @@ async def test_property_no_edit_of_a_sealed_pause_record_is_accepted(data: st.Da
     except ValidationError:
         return  # not a pause record at all: the store's reader ignores it
     with pytest.raises(CheckpointSealError):
-        open_record("t1", record.model_copy(update={"pause": pause}), host_key(KEY))
+        open_record("t1", None, record.model_copy(update={"pause": pause}), host_key(KEY))
 
 
 def test_serve_takes_the_host_key_from_agentfootprint_checkpoint_key(
@@ -290,9 +290,9 @@ def test_serve_takes_the_host_key_from_agentfootprint_checkpoint_key(
         return lease.record
 
     record = asyncio.run(pause_one())
-    assert open_record("t1", record, host_key("from the environment")).pause is not None
+    assert open_record("t1", None, record, host_key("from the environment")).pause is not None
     with pytest.raises(CheckpointSealError):
-        open_record("t1", record, host_key(KEY))
+        open_record("t1", None, record, host_key(KEY))
 
 
 async def test_stored_messages_are_under_the_host_seal_and_the_transcript_checks_it() -> None:
@@ -307,7 +307,7 @@ async def test_stored_messages_are_under_the_host_seal_and_the_transcript_checks
 
         store.edit = edit
         status, refusal = await turn(http, body(user("u1", "Weather?"), run="r2", resume=_resume(interrupt)))
-        assert (status, refusal["error"]["code"], provider.calls) == (500, "ERR_CHECKPOINT_SEAL", calls)
+        assert (status, refusal["error"]["code"], provider.calls) == (409, "ERR_CHECKPOINT_SEAL", calls)
         transcript = await http.get("/agui/threads/t1")
-    assert transcript.status_code == 500 and transcript.json()["error"]["field"] == "seal"
+    assert transcript.status_code == 409 and transcript.json()["error"]["field"] == "seal"
     assert "root" not in transcript.text

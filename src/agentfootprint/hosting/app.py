@@ -11,7 +11,7 @@ import contextvars
 import json
 import logging
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -42,9 +42,16 @@ from agentfootprint.agent.consent import check_in_approved, check_in_declined
 from agentfootprint.agent.models import RunResult
 from agentfootprint.errors import AgentFootprintError, validation_field
 from agentfootprint.explain.recording import InvalidRecordingError, recording_of
-from agentfootprint.flow import InvalidCheckpointError, SealKey
+from agentfootprint.flow import InvalidCheckpointError
 from agentfootprint.hosting._body import DEFAULT_MAX_BODY_BYTES, check_content_length, parse_json_body, read_body_capped
-from agentfootprint.hosting._host_seal import host_key, open_record, seal_record
+from agentfootprint.hosting._host_seal import (
+    HostKeys,
+    host_key,
+    open_record,
+    open_recording,
+    seal_record,
+    seal_recording,
+)
 from agentfootprint.hosting.limits import Admission, AdmissionLimits, Ticket
 from agentfootprint.hosting.memory_store import memory_sessions
 from agentfootprint.hosting.plan import (
@@ -135,16 +142,16 @@ def ag_ui_app(
     max_message_bytes: int | None = None,
     limits: AdmissionLimits | Mapping[str, Any] | None = None,
     retention_seconds: float | None = None,
-    checkpoint_key: str | bytes | None = None,
+    checkpoint_key: str | bytes | Sequence[str | bytes] | None = None,
 ) -> Starlette:
     """An ASGI app serving ``agent_factory``'s agents over AG-UI at ``POST {path}`` (and ``GET /healthz``); an
     ``Agent`` instead of a factory serves every thread with that one instance (turns run side by side).
 
     ``limits``: per-caller admission (429 + Retry-After); ``retention_seconds``: threads not written for that long
     are deleted (checked at start and periodically); ``max_message_bytes``: the largest message a turn may carry;
-    ``checkpoint_key``: the host seals the pause and conversation it stores (HMAC-SHA256, bound to the thread) and
-    refuses a stored one whose seal is missing or wrong (``ERR_CHECKPOINT_SEAL``, field ``seal``) before anything
-    runs."""
+    ``checkpoint_key``: the host seals the pause, conversation and recording it stores (HMAC-SHA256, bound to the
+    thread and its owner) and refuses a stored one whose seal is missing or wrong with a 409 (``ERR_CHECKPOINT_SEAL``,
+    field ``seal``) before anything runs; a list of keys rotates them (the first signs, each verifies)."""
     if isinstance(agent_factory, Agent):  # one instance serves every thread at once: a run is a value
         shared = agent_factory
         agent_factory = lambda: shared  # noqa: E731
@@ -263,9 +270,9 @@ def _failure(exc: BaseException, what: str) -> Response:
         return JSONResponse(exc.to_json(), status_code=exc.status, headers=exc.headers or None)
     if isinstance(exc, StoredThreadUnreadableError):
         return _error(500, exc.code, "threadId", str(exc))
-    if isinstance(exc, InvalidCheckpointError):  # a stored pause or conversation whose seal is missing or wrong
+    if isinstance(exc, InvalidCheckpointError):  # a stored thread whose seal is missing, wrong or no key verifies
         logger.warning("AG-UI stored thread refused (%s, field %s)", exc.code, exc.field)
-        return _error(500, exc.code, exc.field, str(exc))
+        return _error(409, exc.code, exc.field, str(exc))
     if isinstance(exc, HostUnavailableError):
         return _error(503, exc.code, None, exc.message, {"Retry-After": str(exc.retry_after)})
     if isinstance(exc, _HostError):
@@ -346,7 +353,7 @@ class _Host:
         self.admission = admission
         self.path = path
         self.retention = retention
-        self.key: SealKey | None = None
+        self.key: HostKeys | None = None
         lease_seconds = getattr(store, "lease_seconds", DEFAULT_LEASE_SECONDS)
         self.heartbeat_seconds = max(0.2, float(lease_seconds) / 3)
         try:
@@ -400,7 +407,7 @@ class _Host:
         lease: ThreadLease | None = None
         try:
             lease = await self.store.acquire(turn.thread_id, owner_key(identity))
-            lease = replace(lease, record=open_record(lease.thread_id, lease.record, self.key))
+            lease = replace(lease, record=open_record(lease.thread_id, owner_key(identity), lease.record, self.key))
             lease = _check_stored(lease)
             plan = _plan(turn, lease, self.rules, identity, headers, self.caps.message)
         except BaseException:
@@ -426,6 +433,7 @@ class _Host:
             data = await self.store.read_recording(thread_id, owner)
             if data is None:
                 raise WireRequestRefusal("ERR_AGUI_NO_RECORDING", "threadId")
+            data = open_recording(thread_id, owner, data, self.key)  # with a key, an edited recording is refused
         except Exception as exc:
             return _failure(exc, "AG-UI recording request failed")
         return JSONResponse(data, headers={"Cache-Control": "no-store"})
@@ -435,7 +443,7 @@ class _Host:
         try:
             thread_id, owner = await self._owner_of(request)
             stored = await self.store.read_thread(thread_id, owner)
-            open_record(thread_id, stored.record, self.key)  # with a key, a thread edited behind the host is refused
+            open_record(thread_id, owner, stored.record, self.key)  # with a key, one edited behind the host is refused
         except Exception as exc:
             return _failure(exc, "AG-UI transcript request failed")
         pause = stored.record.pause
@@ -586,7 +594,9 @@ class _Host:
                     raise LeaseLostError("the thread's lease was lost while the turn ran") from None
                 raise
             record, finished = self._finish(plan, lease, translator, agent, frontend, result)
-            await self.store.save(lease, seal_record(lease.thread_id, record, self.key), _recording(result))
+            owner = owner_key(plan.identity)
+            sealed = seal_record(lease.thread_id, owner, record, self.key)
+            await self.store.save(lease, sealed, seal_recording(lease.thread_id, owner, _recording(result), self.key))
             saved = True
             return _Served(result, finished, record.pause)
         except BaseException:

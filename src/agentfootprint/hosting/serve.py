@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentfootprint._loader import FactoryPathError, import_path
@@ -81,12 +81,13 @@ def serve(
     max_message_bytes: int | None = None,
     limits: AdmissionLimits | Mapping[str, Any] | None = None,
     retention_seconds: float | None = None,
-    checkpoint_key: str | bytes | None = None,
+    checkpoint_key: str | bytes | Sequence[str | bytes] | None = None,
 ) -> None:
     """Serve ``module:factory`` over AG-UI at ``http://host:port{path}`` until interrupted (``/healthz`` too).
 
     ``lease_seconds``: how long a thread stays busy after its host dies mid-turn (renewed while a turn runs);
-    ``checkpoint_key``: the host's seal key; when None it is read from ``AGENTFOOTPRINT_CHECKPOINT_KEY``."""
+    ``checkpoint_key``: the host's seal key (or keys, newest first); when None they are read from
+    ``AGENTFOOTPRINT_CHECKPOINT_KEY`` (comma-separated)."""
     if not isinstance(port, int) or isinstance(port, bool) or not 0 <= port <= 65535:
         raise HostingConfigError("port must be an int in 0..65535")
     factory = load_factory(target)
