@@ -167,7 +167,8 @@ def explorer_app(
 
     async def run(request: Request) -> Response:
         rec = await recording(request)
-        view = await run_in_threadpool(run_view, rec)
+        with_sources = _flag(request.query_params.get("sources"), "sources") is not False
+        view = await run_in_threadpool(lambda: run_view(rec, sources=with_sources))
         view["can_prove"] = agent_factory is not None
         return ok(view)
 

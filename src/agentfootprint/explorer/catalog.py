@@ -208,7 +208,8 @@ _A_EXPR = f"CASE WHEN {_VALID} THEN COALESCE(json_extract(body, '$.snapshot.stat
 def _flag_expr(flag: str) -> str:
     """SQL: whether any commit of the body's run carries ``flag`` (``paused`` or ``failed``)."""
     return (
-        f"(CASE WHEN {_VALID} AND instr(body, '{flag}') > 0 THEN EXISTS (SELECT 1 FROM"
+        f"(CASE WHEN (instr(body, '\"{flag}\":true') > 0 OR instr(body, '\"{flag}\": true') > 0) AND {_VALID}"
+        " THEN EXISTS (SELECT 1 FROM"
         f" json_each(body, '$.snapshot.commit_log') WHERE json_extract(value, '$.{flag}') = 1) ELSE 0 END)"
     )
 

@@ -152,12 +152,6 @@ class _Watched:
         self._changed = changed
         self._original = original
 
-    def cancelled(self) -> None:
-        """The task was cancelled (before or while it ran)."""
-        if self.state == "running":
-            self.state = "cancelled"
-            self.touch()
-
     def observe(self, ablated: tuple[str, ...], answer: str) -> None:
         try:
             flipped = bool(self._changed(self._original, answer))

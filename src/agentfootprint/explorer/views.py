@@ -133,7 +133,7 @@ def timeline_of(snap: FlowSnapshot) -> list[dict[str, Any]]:
     return out
 
 
-def _sources(rec: Recording) -> tuple[str | None, list[dict[str, Any]], str | None]:
+def _sources(rec: Recording) -> tuple[str | None, list[dict[str, Any]] | None, str | None]:
     try:
         bt = backtrack(rec)
     except BacktrackError as exc:
@@ -141,11 +141,12 @@ def _sources(rec: Recording) -> tuple[str | None, list[dict[str, Any]], str | No
     return bt.trigger, [s.model_dump(mode="json") for s in bt.sources], None
 
 
-def run_view(rec: Recording) -> dict[str, Any]:
-    """Everything the run page shows, as JSON."""
+def run_view(rec: Recording, *, sources: bool = True) -> dict[str, Any]:
+    """Everything the run page shows, as JSON; ``sources=False`` leaves out the backtrack (``trigger`` and
+    ``sources`` None), which the page then asks for on its own so the rest shows at once on a long run."""
     snap = rec.snapshot
     state = snap.state
-    trigger, sources, why_none = _sources(rec)
+    trigger, trails, why_none = _sources(rec) if sources else (None, None, None)
     narrative = render_narrative(snap)
     return {
         "run_id": snap.run_id,
@@ -167,7 +168,7 @@ def run_view(rec: Recording) -> dict[str, Any]:
         ],
         "narrative_truncated": len(narrative) > MAX_NARRATIVE,
         "trigger": trigger,
-        "sources": sources,
+        "sources": trails,
         "no_sources_reason": why_none,
     }
 

@@ -164,7 +164,7 @@ async function showRun(runId) {
   main.replaceChildren(el("p", { class: "muted", text: "Loading run…" }));
   let run;
   try {
-    run = await api(`/api/runs/${encodeURIComponent(runId)}`);
+    run = await api(`/api/runs/${encodeURIComponent(runId)}?sources=false`);
   } catch (err) {
     main.replaceChildren();
     showError(main, err);
@@ -176,14 +176,23 @@ async function showRun(runId) {
     el("p", { class: "muted", text: `agent ${run.agent} · model ${run.model || "—"}${run.usage ? ` · ${run.usage.input_tokens || 0} in / ${run.usage.output_tokens || 0} out tokens` : ""}${run.cost != null ? ` · cost ${run.cost}` : ""}` }),
     el("h2", { text: "Question" }), el("div", { class: "question", id: "question", text: run.question ?? "(no question recorded)" }),
     el("h2", { text: "Answer" }), el("div", { class: "answer", id: "answer", text: run.answer ?? "(no answer)" }));
-  main.append(head, sourcesSection(run), proveSection(run), el("div", { class: "grid" }, stagesSection(run), timelineSection(run)), narrativeSection(run));
+  const sources = el("section", { id: "sources-loading" }, el("h2", { text: "Sources that reached the answer" }), el("p", { class: "muted", text: "Tracing every source back to where it was born…" }));
+  main.append(head, sources, proveSection(run), el("div", { class: "grid" }, stagesSection(run), timelineSection(run)), narrativeSection(run));
   main.focus();
+  let bt = null;
+  let why = null;
+  try {
+    bt = await api(`/api/runs/${encodeURIComponent(runId)}/backtrack`);
+  } catch (err) {
+    why = err.message;
+  }
+  if (sources.isConnected) sources.replaceWith(sourcesSection(run, bt ? bt.sources : [], why));
 }
 
-function sourcesSection(run) {
-  const sec = el("section", { id: "sources" }, el("h2", { text: `Sources that reached the answer (${run.sources.length}) — ANSWER ← READ ← LANDED ← ALLOWED ← BORN` }));
-  if (!run.sources.length) sec.append(el("p", { class: "muted", text: run.no_sources_reason || "No source reached a model call." }));
-  for (const s of run.sources) {
+function sourcesSection(run, trails, why) {
+  const sec = el("section", { id: "sources" }, el("h2", { text: `Sources that reached the answer (${trails.length}) — ANSWER ← READ ← LANDED ← ALLOWED ← BORN` }));
+  if (!trails.length) sec.append(el("p", { class: "muted", text: why || "No source reached a model call." }));
+  for (const s of trails) {
     const box = el("div", { class: "source", "data-source-id": s.id });
     const toggle = el("button", { "aria-expanded": "false", class: "source-toggle" }, el("b", { text: `[${s.kind}] ` }), el("span", { class: "mono", text: s.id }), " — ", (s.text || "").slice(0, 140));
     const line = el("div", { class: "chainline", text: hopsLine(s) });
