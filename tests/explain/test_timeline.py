@@ -226,6 +226,34 @@ def test_key_timeline_and_changed_since_agree_with_state_at(calls: int, data: st
         assert change.after == end.get(key) and all(t.step(w).index > step for w in change.writers)
 
 
+@settings(max_examples=15, deadline=None)
+@given(pauses=st.integers(min_value=0, max_value=3), answers=st.lists(st.text("abc", min_size=1), min_size=3))
+def test_a_generated_pause_chain_reads_as_one_axis_with_each_answer_on_its_leg(pauses: int, answers: list[str]) -> None:
+    """Any chain of pauses: the legs given oldest first are one axis whose steps are the last leg's log, each human
+    answer is written on the leg that resumed with it, and dropping a middle leg is refused."""
+    asks = [
+        {"tool_calls": [{"id": f"h{i}", "name": "ask_human", "args": {"question": f"q{i}?"}}]} for i in range(pauses)
+    ]
+    agent = _asking([*asks, "done"])
+    legs = [agent.run_sync("go")]
+    for i in range(pauses):
+        checkpoint = legs[-1].checkpoint
+        assert checkpoint is not None
+        legs.append(agent.resume_sync(checkpoint, answers[i]))
+    t = timeline(*legs)
+    last = legs[-1].last_snapshot()
+    assert last is not None and t.legs == [leg.run_id for leg in legs]
+    assert [s.runtime_stage_id for s in t] == [c.runtime_stage_id for c in last.commit_log]
+    assert t.state_at(-1) == last.replay() and t.value_at("answer", -1) == "done"
+    writes = t.key_timeline("tool_results")
+    assert [(w.leg, w.written[0]["content"]) for w in writes] == [
+        (legs[i + 1].run_id, answers[i]) for i in range(pauses)
+    ]
+    if pauses >= 2:
+        with pytest.raises(ForeignLegError):
+            timeline(legs[0], *legs[2:])
+
+
 # ---------------------------------------------------------------------------------------------------- hostile
 
 
