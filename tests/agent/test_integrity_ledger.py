@@ -12,7 +12,14 @@ from agentfootprint import Agent, ask_human, define_tool
 from agentfootprint.extensions import Integrity
 from agentfootprint.providers import ProviderServerError, mock
 
-CHECKS = ["column-types", "empty-lookup", "external-grounds", "offered-tool", "prior-turn-evidence"]
+CHECKS = [
+    "column-types",
+    "dangling-reference",
+    "empty-lookup",
+    "external-grounds",
+    "offered-tool",
+    "prior-turn-evidence",
+]
 
 
 def _echo() -> Any:

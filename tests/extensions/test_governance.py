@@ -181,7 +181,14 @@ async def test_R004_15_one_disposition_event_per_leg_listener_gated_and_throw_pr
     done = await agent.resume(paused.checkpoint, "yes")
     assert done.answer == "fine" and [r["status"] for r in rows] == ["paused", "completed"]
     checks = {r["check"]: r for r in rows[0]["rows"]}
-    assert sorted(checks) == ["column-types", "empty-lookup", "external-grounds", "offered-tool", "prior-turn-evidence"]
+    assert sorted(checks) == [
+        "column-types",
+        "dangling-reference",
+        "empty-lookup",
+        "external-grounds",
+        "offered-tool",
+        "prior-turn-evidence",
+    ]
     assert checks["offered-tool"]["checked"] == 1 and checks["empty-lookup"]["disposition"] == "not-armed"
     quiet = Agent.create(provider=mock(reply="x")).integrity().build()
     assert (await quiet.run("hi")).extensions["integrity"]["disposition"][0]["check"] == "offered-tool"

@@ -6,6 +6,7 @@ through the typed ``Turn``. The tool-calls stage lives in ``_tool_calls``.
 
 from __future__ import annotations
 
+import secrets
 import warnings
 from collections.abc import Sequence
 from typing import Any, cast
@@ -393,6 +394,7 @@ class Stages:
         return request, messages
 
     async def call_llm(self, scope: Scope) -> None:
+        from agentfootprint.agent._integrity_wire import wire_manifest
         from agentfootprint.agent._model_call import call_provider
 
         run = self.run_of(scope)
@@ -425,6 +427,8 @@ class Stages:
         emit(run, scope, ev.STREAM_LLM_START, llm_start, iteration)
 
         async def innermost(req: LLMRequest) -> LLMResponse:
+            key = secrets.token_bytes(32) if run.redactor.active else None  # under redaction: unguessable digests
+            turn.llm_call = {**record, "wire": wire_manifest(req, iteration, key)}  # what crosses, after every hook
             return await call_provider(run, scope, req, iteration)
 
         try:

@@ -86,6 +86,8 @@ class ModelCallRecord(TypedDict):
     seed: int | None
     message_count: int
     tools: list[str]
+    wire: NotRequired[dict[str, Any]]
+    """The wire manifest: what crossed to the model after every hook (``agent/_integrity_wire.py``)."""
 
 
 class ToolResultRecord(TypedDict, total=False):

@@ -1,6 +1,12 @@
 """Explain: backtrack an answer to the context that reached it, rank suspects, prove them by ablation, diff runs."""
 
 from agentfootprint.explain._cite import Citations, CiteError, SentenceCitation, Support, cite, cite_sync
+from agentfootprint.explain._context_errors import (
+    ContextError,
+    ContextErrors,
+    ContextErrorsTargetError,
+    find_context_errors,
+)
 from agentfootprint.explain._diff import RunDiff, diff
 from agentfootprint.explain._export_test import (
     CassetteMissError,
@@ -74,6 +80,9 @@ __all__ = [
     "CharFrequencyEmbedder",
     "Citations",
     "CiteError",
+    "ContextError",
+    "ContextErrors",
+    "ContextErrorsTargetError",
     "CulpritSet",
     "DroppedContext",
     "Embedder",
@@ -113,6 +122,7 @@ __all__ = [
     "diff",
     "export_dataset",
     "export_test",
+    "find_context_errors",
     "find_dropped_context",
     "fork",
     "fork_sync",

@@ -128,6 +128,9 @@ class Integrity(Extension):
         if rows is None:
             rows = {
                 "offered-tool": _Row("offered-tool", "wire", True),
+                "dangling-reference": _Row(
+                    "dangling-reference", "tool", any(t.arguments_from for t in ctx.config.tools)
+                ),
                 "empty-lookup": _Row("empty-lookup", "write", self.notice_empty),
                 "column-types": _Row("column-types", "write", self.columns),
                 "prior-turn-evidence": _Row("prior-turn-evidence", "claim", self.notice_prior),
@@ -194,6 +197,7 @@ class Integrity(Extension):
         return response
 
     async def wrap_tool_call(self, ctx: RunContext, call: ToolCallRequest, call_next: CallTool) -> ToolOutcome:
+        self._check_references(ctx, call)
         outcome = await call_next(call)
         rows = self._rows(ctx)
         if outcome.is_error or outcome.paused or outcome.needs_check_in:
@@ -220,6 +224,35 @@ class Integrity(Extension):
             else:
                 rows["column-types"].not_applicable += 1
         return outcome
+
+    def _check_references(self, ctx: RunContext, call: ToolCallRequest) -> None:
+        """Before the call: each argument declared ``arguments_from`` must be a value its sources' results hold."""
+        row = self._rows(ctx)["dangling-reference"]
+        declared = call.tool.arguments_from if call.tool is not None else None
+        if not row.armed:
+            return
+        if not declared or ctx.turn is None:
+            row.not_applicable += 1
+            return
+        row.checked += 1
+        history = ctx.turn.history
+        for arg, sources in declared.items():
+            if arg not in call.args:
+                continue
+            evidence = [
+                str(m.get("content") or "")
+                for m in history
+                if m.get("role") == "tool" and m.get("tool_name") in sources
+            ]
+            value = call.args[arg]
+            text = value if isinstance(value, str) else json.dumps(value)
+            if not evidence:
+                why = "the evidence its arguments depend on was never given"
+            elif not any(text in e for e in evidence):
+                why = "an argument's value is in none of the results it depends on"
+            else:
+                continue
+            self._find(ctx, "dangling-reference", why, tool=call.name, argument=arg[:64])
 
     async def on_answer(self, ctx: RunContext, answer: str) -> str:
         turn = ctx.turn

@@ -6,7 +6,7 @@ import copy
 import inspect
 import re
 import typing
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
@@ -60,6 +60,9 @@ class Tool:
     """A typed ask's declared answer (JSON Schema); None for every other tool."""
     max_reasks: int = 0
     """How many times a typed ask asks again when an answer does not fit its type."""
+    arguments_from: Mapping[str, tuple[str, ...]] | None = None
+    """Which tools' results each argument's value comes from (``{"order_id": ("search_orders",)}``); integrity
+    flags a call whose value no such result holds (a dangling reference) before it runs."""
 
     def to_spec(self) -> dict[str, Any]:
         """``{name, description, input_schema}`` — what a provider shows the model (schema: do not mutate)."""
@@ -151,13 +154,16 @@ def define_tool(
     check_in: CheckIn = False,
     permission: PermissionChecker | None = None,
     pauses: bool = False,
+    arguments_from: Mapping[str, str | Sequence[str]] | None = None,
 ) -> Tool:
-    """Declare a tool from a JSON Schema and ``execute(args, ctx)`` (sync or async); refuses bad ones."""
+    """Declare a tool from a JSON Schema and ``execute(args, ctx)`` (sync or async); refuses bad ones.
+    ``arguments_from``: which tools' results each argument's value must come from (see ``Tool.arguments_from``)."""
     checked = _check_name(name)
     if not isinstance(description, str):
         raise InvalidToolDefinitionError(f"tool {checked}: description must be a str")
     schema = _check_schema(checked, input_schema)
     _check_hooks(checked, check_in, permission)
+    sources = _check_arguments_from(checked, schema, arguments_from)
     return Tool(
         name=checked,
         description=description,
@@ -166,7 +172,27 @@ def define_tool(
         check_in=check_in,
         permission=permission,
         pauses=bool(pauses),
+        arguments_from=sources,
     )
+
+
+def _check_arguments_from(name: str, schema: dict[str, Any], value: object) -> dict[str, tuple[str, ...]] | None:
+    """``{argument: tool name or names}``: each argument a property of the schema, each source a tool name."""
+    if value is None:
+        return None
+    bad = f"tool {name}: arguments_from maps argument names of its schema to tool names"
+    if not isinstance(value, Mapping) or not value or len(value) > 64:
+        raise InvalidToolDefinitionError(bad)
+    properties = schema.get("properties", {})
+    out: dict[str, tuple[str, ...]] = {}
+    for arg, sources in value.items():
+        names = (sources,) if isinstance(sources, str) else sources
+        if not isinstance(arg, str) or arg not in properties or not isinstance(names, Sequence) or not names:
+            raise InvalidToolDefinitionError(bad)
+        if len(names) > 64 or not all(isinstance(n, str) and TOOL_NAME_PATTERN.match(n) for n in names):
+            raise InvalidToolDefinitionError(bad)
+        out[arg] = tuple(names)
+    return out
 
 
 # ---------------------------------------------------------------- @tool
