@@ -333,3 +333,28 @@ def test_a_trace_let_go_under_memory_pressure_is_not_replaced_by_a_late_batch() 
     assert (reply.partial_success.rejected_spans, reply.partial_success.error_message) == (1, "ERR_OTLP_TRACE_CLOSED")
     assert store.get(otlp_run_id(None, trace_hex(first))) == before
     assert len(store.list().items) == 2
+
+
+def test_a_caller_refused_by_bind_caller_gets_its_refusal() -> None:
+    from agentfootprint.hosting import WireRequestRefusal
+
+    def no_token(request: Any) -> Identity:
+        raise WireRequestRefusal("ERR_AGUI_TOKEN_MISSING")
+
+    http, store = client(bind_caller=no_token)
+    r = http.post("/v1/traces", content=protobuf(run("pydantic_ai").spans), headers=PB)
+    assert (r.status_code, r.headers["x-agentfootprint-error"]) == (401, "ERR_AGUI_TOKEN_MISSING")
+    assert r.content.startswith(b"\x08\x10")  # google.rpc.Status code 16, UNAUTHENTICATED
+    assert store.list().items == ()
+
+
+def test_a_crashing_bind_caller_is_a_503_in_fixed_words() -> None:
+    def broken(request: Any) -> Identity:
+        raise RuntimeError("secret detail")
+
+    http, store = client(bind_caller=broken)
+    r = http.post("/v1/traces", content=b"{}", headers=JS)
+    assert (r.status_code, r.json()["error"]["code"]) == (503, "ERR_OTLP_BIND_FAILED")
+    assert "secret" not in r.text
+    assert r.headers["retry-after"] == "5"
+    assert store.list().items == ()
