@@ -525,3 +525,20 @@ async def test_skills_rules_and_tool_triggered_context_replay_with_the_prefix_se
     assert runs == {"model": 1, "tool": 0}
     assert "Cite the document." not in str(changed.answer) and "Not a VIP." in str(changed.answer)
     assert diff(original, changed).first_model_call == (calls[2], calls[2])
+
+
+async def test_an_agent_that_tells_the_time_forks_on_the_recorded_clock() -> None:
+    world = World(["look"], ["look"], [])
+
+    def now(args: dict[str, Any], ctx: Any) -> str:
+        world.tool_runs += 1
+        return str(ctx.services["clock"]["now"])
+
+    clock_tool = define_tool(name="look", description="the time", input_schema={"type": "object"}, execute=now)
+    builder = Agent.create(provider=mock(respond=world.respond), model="m").system("You help.").tool(clock_tool)
+    agent = builder.time(zone="Europe/Paris").build()
+    (original,) = await record(world, agent)
+    world.reset()
+    forked = await fork(original, agent, at="call-llm#5")  # the tool runs live, on the turn's recorded clock
+    assert (world.model_calls, world.tool_runs) == (2, 1)
+    assert forked.answer == original.answer and diff(original, forked).first_model_call is None

@@ -173,6 +173,18 @@ def _leg_of(run: Any) -> _Leg:
     return _Leg(snap, run_input, declared, calls, _tool_records(snap), _answers(snap))
 
 
+def _recorded_clock(snap: FlowSnapshot) -> dict[str, Any] | None:
+    """The recorded turn's clock as a door's ``time`` (its ``now``, and its zone when the run gave one)."""
+    seed = next((c for c in snap.commit_log if c.stage_id == "seed" and c.namespace == ""), None)
+    clock = thaw(_written(seed, "clock")) if seed is not None else None
+    if not isinstance(clock, dict) or not isinstance(clock.get("now"), str):
+        return None
+    given = {"now": clock["now"]}
+    if clock.get("zone_source") == "run" and isinstance(clock.get("zone"), str):
+        given["zone"] = clock["zone"]
+    return given
+
+
 def _answers(snap: FlowSnapshot) -> dict[str, Any]:
     """Tool call id → a person's recorded answer, for every pause a later leg of the chain resumed."""
     out: dict[str, Any] = {}
@@ -564,6 +576,9 @@ async def fork(
         kwargs["continue_from"] = {"run_id": "fork", "history": run_input["history"]}
     if run_input.get("session_id"):
         kwargs["session_id"] = run_input["session_id"]
+    clock = _recorded_clock(leg.snap) if agent.config.time_enabled else None
+    if clock is not None:  # the turn's clock as recorded, so the replayed requests tell the same time
+        kwargs["time"] = clock
     result: RunResult = await forked.run(run_input["message"], **kwargs)
     while result.paused and cursor.calls <= cursor.prefix:
         pending = result.recorded().pending or {}
