@@ -160,6 +160,12 @@ class Agent:
         self._events.copy_listeners_to(clone._events, skip=self._runs.routes.route)  # its runs route their own events
         return clone
 
+    def with_decision_ledger(self, ledger: DecisionLedger) -> Agent:
+        """The same agent spending its consent decisions in ``ledger`` (e.g. a host's, kept with its threads)."""
+        clone = Agent(replace(self.config, decision_ledger=ledger))
+        self._events.copy_listeners_to(clone._events, skip=self._runs.routes.route)
+        return clone
+
     def get_system_prompt_cache_policy(self) -> str:
         """The base system prompt's cache policy (``always`` unless ``.system(text, cache=...)`` said otherwise)."""
         return self.config.system_prompt_cache

@@ -13,6 +13,7 @@ from agentfootprint.hosting.refusal import HostingConfigError
 from agentfootprint.hosting.sessions import DEFAULT_LEASE_SECONDS, Clock, check_lease_seconds
 from agentfootprint.hosting.sqlite_store import DEFAULT_TABLE, check_table_name
 from agentfootprint.stores.errors import StoreUnavailableError
+from agentfootprint.stores.ledger import DecisionLedger, PostgresDecisionLedger
 from agentfootprint.stores.sessions import PostgresSessionRows
 
 __all__ = ["PostgresSessions", "postgres_sessions"]
@@ -38,11 +39,26 @@ class PostgresSessions(RowSessions):
         if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
             raise HostingConfigError("pool_size must be a positive int")
         clock = clock or time.time
+        self._dsn = dsn
+        self._ledger: PostgresDecisionLedger | None = None
         self._table = check_table_name(table)
         rows = PostgresSessionRows(
             dsn, lease_seconds=check_lease_seconds(lease_seconds), table=table, pool_size=pool_size, clock=clock
         )
         super().__init__(rows, clock)
+
+    def decision_ledger(self) -> DecisionLedger:
+        """The consent ledger kept in the same database, so a host restarted over these threads never spends twice."""
+        if self._ledger is None:
+            self._ledger = PostgresDecisionLedger(self._dsn)
+        return self._ledger
+
+    async def close(self) -> None:
+        """Release the database connections (the ledger's too; it reopens on next use)."""
+        ledger, self._ledger = self._ledger, None
+        if ledger is not None:
+            ledger.close()
+        await super().close()
 
     @asynccontextmanager
     async def _connection(self) -> AsyncIterator[Any]:

@@ -10,6 +10,7 @@ from typing import Any
 from agentfootprint.hosting._row_sessions import RowSessions
 from agentfootprint.hosting.refusal import HostingConfigError
 from agentfootprint.hosting.sessions import DEFAULT_LEASE_SECONDS, Clock, check_lease_seconds
+from agentfootprint.stores.ledger import DecisionLedger, SQLiteDecisionLedger
 from agentfootprint.stores.sessions import DEFAULT_SESSIONS_TABLE, SqliteSessionRows
 
 __all__ = ["DEFAULT_TABLE", "SqliteSessions", "check_table_name", "sqlite_sessions"]
@@ -40,6 +41,7 @@ class SqliteSessions(RowSessions):
     ) -> None:
         clock = clock or time.time
         self.path = str(path)
+        self._ledger: SQLiteDecisionLedger | None = None
         self._table = check_table_name(table)
         rows = SqliteSessionRows(path, lease_seconds=check_lease_seconds(lease_seconds), table=table, clock=clock)
         super().__init__(rows, clock)
@@ -47,6 +49,19 @@ class SqliteSessions(RowSessions):
     @property
     def _conn(self) -> Any:
         return self.backend._conn
+
+    def decision_ledger(self) -> DecisionLedger:
+        """The consent ledger kept in the same file, so a host restarted over these threads never spends twice."""
+        if self._ledger is None:
+            self._ledger = SQLiteDecisionLedger(self.path)
+        return self._ledger
+
+    async def close(self) -> None:
+        """Release the file's connections (the ledger's too; it reopens on next use)."""
+        ledger, self._ledger = self._ledger, None
+        if ledger is not None:
+            ledger.close()
+        await super().close()
 
 
 def sqlite_sessions(
