@@ -643,3 +643,59 @@ def test_message_skeletons_without_text_are_content_missing() -> None:
         import_trace(list(t.spans))
     assert (err.value.missing, err.value.total) == (2, 2)
     assert "include_content=True" in str(err.value)
+
+
+def handoff_run() -> tuple[Tracer, dict[str, str]]:
+    """Two agents: triage hands the conversation to refunds, which looks the order up and answers."""
+    t = Tracer()
+    ids: dict[str, str] = {}
+    u = text("user", QUESTION)
+    hand = asks(("h1", "transfer_to_refunds", {}))
+    moved = answers(("h1", "Transferred to refunds."))
+    look = asks(("c1", "lookup_order", {"id": 7}))
+    with t.span("workflow", {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "workflow"}):
+        with t.span("invoke_agent triage", {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "triage"}):
+            ids["triage"] = chat(t, [u], hand, **{"gen_ai.system_instructions": json.dumps("Route refunds.")})
+        with t.span("invoke_agent refunds", {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "refunds"}):
+            ids["first"] = chat(t, [u, hand, moved], look)
+            ids["tool"] = tool(t, "lookup_order", "c1", PLANTED)
+            ids["last"] = chat(
+                t, [u, hand, moved, look, answers(("c1", PLANTED))], text("assistant", "No: final sale.")
+            )
+    return t, ids
+
+
+def test_agents_become_the_run_structure_with_via_hops() -> None:
+    t, ids = handoff_run()
+    rec = import_trace(list(t.spans))
+    snap = rec.snapshot
+    assert [(c.kind, c.namespace, c.stage_name) for c in snap.commit_log if c.kind != "stage"] == [
+        ("subflow-enter", "triage", "triage"),
+        ("subflow-exit", "", "triage"),
+        ("subflow-enter", "refunds", "refunds"),
+        ("subflow-exit", "", "refunds"),
+    ]
+    bt = backtrack(rec)
+    assert bt.answer == "No: final sale." and bt.trigger == ids["last"]
+    own = [(s.kind, s.id) for s in bt.sources if not any(h.kind == "via" for h in s.hops)]
+    assert own == [
+        ("instruction", "refunds/system-1"),
+        ("instruction", "refunds/system-2"),
+        ("message", "user-0"),
+        ("message", "assistant-1"),
+        ("tool", "transfer_to_refunds"),
+        ("message", "assistant-3"),
+        ("tool", "lookup_order"),
+        ("tool", "escalate"),
+    ]
+    upstream = [s for s in bt.sources if any(h.kind == "via" for h in s.hops)]
+    assert [(s.kind, s.id) for s in upstream] == [
+        ("instruction", "triage/system-1"),
+        ("message", "user-0"),
+        ("tool", "lookup_order"),
+        ("tool", "escalate"),
+    ]
+    via = next(h for h in upstream[0].hops if h.kind == "via")
+    assert via.detail == "input handed over from triage's answer"
+    assert rec.snapshot.state == rec.snapshot.replay()
+    assert rec.snapshot.subflow_states["refunds"] == rec.snapshot.state_at(len(snap.commit_log) - 1, "refunds")

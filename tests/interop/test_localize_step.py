@@ -103,8 +103,12 @@ def test_one_result_of_a_tool_called_twice_is_its_own_culprit() -> None:
     )
     rec = import_trace(list(t.spans))
     report = localize_sync(rec, at=last, provider=mock(respond=genai_model), outcome_changed=flipped, progress=False)
-    confirmed = sorted(c.ids for c in report.confirmed_sets)
-    assert confirmed == [("lookup_order",), ("lookup_order#2",)]
+    # the whole tool flips it too, through its second result: the finer set is the culprit, the claim says both
+    assert [c.ids for c in report.confirmed_sets] == [("lookup_order#2",)]
+    assert report.confirmed_sets[0].claim.endswith(
+        "; removing every result of tool 'lookup_order' flips it too (not listed apart: it contains this one)"
+    )
+    assert report.suspect("lookup_order").verdict == "confirmed"  # type: ignore[union-attr]
     assert report.suspect("lookup_order#1").verdict == "not-confirmed"  # type: ignore[union-attr]
 
 
@@ -268,3 +272,21 @@ def test_the_async_entry_point_is_awaitable() -> None:
     assert report.mode == "correlational"
     assert next(s.id for s in report.suspects) == "lookup_order"
     assert "foreign-trace" in report.honesty_flags
+
+
+def test_proof_at_a_step_of_a_handed_over_agent() -> None:
+    from tests.interop.test_import import handoff_run
+
+    t, ids = handoff_run()
+    rec = import_trace(list(t.spans))
+    report = localize_sync(
+        rec, at=ids["last"], provider=mock(respond=genai_model), outcome_changed=flipped, progress=False
+    )
+    assert [c.ids for c in report.confirmed_sets] == [("lookup_order",)]
+    step = ForeignStep(rec, ids["last"], mock(reply="x"))
+    assert step.ablatable_ids() == {
+        "refunds/system-1", "refunds/system-2", "transfer_to_refunds", "transfer_to_refunds#1", "lookup_order",
+        "lookup_order#1", "escalate",
+    }  # fmt: skip
+    assert step.without("refunds/system-1").request().system_prompt == "Cite the policy you used."
+    assert ForeignStep(rec, ids["triage"], mock(reply="x")).request().system_prompt == "Route refunds."

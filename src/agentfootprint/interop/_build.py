@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from agentfootprint.explain.recording import Recording
 from agentfootprint.flow import Commit, FlowSnapshot
@@ -34,20 +34,46 @@ _UNKNOWN = "not recorded in the trace (foreign-trace)"
 @dataclass
 class _Log:
     commits: list[Commit] = field(default_factory=list)
-    state: dict[str, Any] = field(default_factory=dict)
+    states: dict[str, dict[str, Any]] = field(default_factory=lambda: {"": {}})
+    """Each namespace's final state, kept as the commits are added (what ``FlowSnapshot.replay`` computes)."""
     ids: set[str] = field(default_factory=set)
-    """The final state, kept as the commits are added (what ``FlowSnapshot.replay`` would compute)."""
+    ns: str = ""
+    """The namespace new commits go to: an agent's, when the trace has several agents."""
 
-    def add(self, stage_id: str, rid: str, name: str, reads: dict[str, int | None], writes: list[Write]) -> int:
+    @property
+    def state(self) -> dict[str, Any]:
+        return self.states[""]
+
+    def add(
+        self,
+        stage_id: str,
+        rid: str,
+        name: str,
+        reads: dict[str, int | None],
+        writes: list[Write],
+        kind: Literal["stage", "subflow-enter", "subflow-exit"] = "stage",
+    ) -> int:
         idx = len(self.commits)
         self.ids.add(rid)
+        state = self.states.setdefault(self.ns, {})
+        if kind == "subflow-enter":
+            state.clear()
         for w in writes:
             if w.verb == "append":
-                self.state.setdefault(w.path, []).extend(w.value)
+                state.setdefault(w.path, []).extend(w.value)
             else:
-                self.state[w.path] = list(w.value) if isinstance(w.value, list) else w.value
+                state[w.path] = list(w.value) if isinstance(w.value, list) else w.value
         self.commits.append(
-            Commit(idx=idx, stage_id=stage_id, runtime_stage_id=rid, stage_name=name, reads=reads, writes=writes)
+            Commit(
+                idx=idx,
+                stage_id=stage_id,
+                runtime_stage_id=rid,
+                stage_name=name,
+                kind=kind,
+                namespace=self.ns,
+                reads=reads,
+                writes=writes,
+            )
         )
         return idx
 
@@ -95,6 +121,13 @@ def _shared(prev: Sequence[Any], cur: Sequence[Any]) -> int:
     """How many leading messages ``cur`` shares (as the same objects) with ``prev`` (see ``PrefixCache``)."""
     limit = min(len(prev), len(cur))
     return limit if limit and prev[0] is cur[0] and prev[limit - 1] is cur[limit - 1] else 0
+
+
+def _answer_of(call: LLMCall) -> str:
+    """A call's reply as an answer: its text, or the tools it asked for when it said nothing."""
+    if call.output.content or not call.output.tool_calls:
+        return call.output.content
+    return "\n".join(f"-> {tc.get('name')}" for tc in call.output.tool_calls)
 
 
 def _segments(new: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
@@ -262,10 +295,13 @@ class _Builder:
         else:
             self._history_for(call, messages)
         where = f"LLM span '{call.span.name}' ({rid})"
+        paragraph_ids = [
+            f"{self.log.ns}/system-{i + 1}" if self.log.ns else f"system-{i + 1}" for i in range(len(call.system))
+        ]
         instructions = [
             {
                 "source": "instruction",
-                "source_id": f"system-{i + 1}",
+                "source_id": paragraph_ids[i],
                 "trigger": "foreign",
                 "foreign": True,
                 "text": text,
@@ -311,6 +347,7 @@ class _Builder:
             "agent": call.agent,
             "model": call.model,
             "system": list(call.system),
+            "system_ids": paragraph_ids,
             "tools": [dict(spec) for spec in call.tools],
             "documents": [{"id": d, "text": t} for d, t, _ in documents],
         }
@@ -337,21 +374,57 @@ class _Builder:
                 self.asked.setdefault(str(tc["id"]), idx)
         return idx
 
+    def _agents(self) -> int:
+        """Several agents: each one's run of consecutive calls in its own namespace, mounted like a composition's
+        member (enter reads the previous agent's answer), so backtrack shows ``via`` hops across agents."""
+        segments: list[tuple[str, list[LLMCall]]] = []
+        for c in self.calls:
+            name = c.agent or "agent"
+            if segments and segments[-1][0] == name:
+                segments[-1][1].append(c)
+            else:
+                segments.append((name, [c]))
+        first = self.calls[0]
+        user = next((m.content for m in first.messages if m.role == "user"), "")
+        run = {"run_id": first.span.trace_id, "agent": segments[0][0], "source": FOREIGN_CHART}
+        self.log.add("seed", "seed#0", "input of the traced run", {}, [_set("run", run), _set("user_message", user)])
+        handed: int | None = None
+        for name, calls in segments:
+            self.log.ns = name
+            reads: dict[str, int | None] = {"input": handed} if handed is not None else {}
+            self.log.add("agent", f"{name}#enter{len(self.log.commits)}", name, reads, [], kind="subflow-enter")
+            self.history = []
+            last = 0
+            for c in calls:
+                last = self._call(c, False)
+            answer = self.log.add(
+                "final", f"{name}#answer{len(self.log.commits)}", f"{name}'s answer", {"last_response": last},
+                [_set("answer", _answer_of(calls[-1]))],
+            )  # fmt: skip
+            self.log.ns = ""
+            handed = self.log.add(
+                "agent", f"{name}#exit{len(self.log.commits)}", name, {"answer": answer}, [], kind="subflow-exit"
+            )
+        assert handed is not None
+        return handed
+
     def build(self) -> Recording:
-        last = 0
-        for n, call in enumerate(self.calls):
-            last = self._call(call, n == 0)
+        if len({c.agent or "agent" for c in self.calls}) > 1:
+            last = self._agents()
+            key = "answer"
+        else:
+            for n, call in enumerate(self.calls):
+                last = self._call(call, n == 0)
+            key = "last_response"
         final = self.calls[-1]
-        answer = final.output.content
-        if not answer and final.output.tool_calls:
-            answer = "\n".join(f"-> {tc.get('name')}" for tc in final.output.tool_calls)
-        self.log.add("final", "answer", "the traced run's answer", {"last_response": last}, [_set("answer", answer)])
+        self.log.add("final", "answer", "the traced run's answer", {key: last}, [_set("answer", _answer_of(final))])
         first = self.calls[0]
         snap = FlowSnapshot(
             run_id=first.span.trace_id,
             chart_id=FOREIGN_CHART,
             chart_name=f"{first.convention} trace",
             state=self.log.state,
+            subflow_states={k: v for k, v in self.log.states.items() if k},
             commit_log=self.log.commits,
         )
         models = [c.model for c in self.calls if c.model]

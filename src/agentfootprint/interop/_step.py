@@ -42,7 +42,7 @@ def _frozen(recording: Any, at: Any) -> tuple[FlowSnapshot, Commit, dict[str, An
     if not isinstance(at, str) or not at:
         raise LocalizeError("at must be an LLM span id (hex), as backtrack(recording).trigger shows")
     commit = snap.commit(at.strip().lower())
-    frozen = snap.value_at(REQUEST_KEY, commit.idx) if commit is not None else None
+    frozen = snap.value_at(REQUEST_KEY, commit.idx, commit.namespace) if commit is not None else None
     if commit is None or commit.stage_id != "call-llm" or not isinstance(frozen, dict):
         steps = [c.runtime_stage_id for c in snap.commit_log if c.stage_id == "call-llm"]
         shown = ", ".join(steps[:20]) + (f", and {len(steps) - 20} more" if len(steps) > 20 else "")
@@ -104,13 +104,17 @@ class ForeignStep:
         return {"message": str(user[-1].get("content", "")) if user else "", "identity": None}
 
     def source_ids(self) -> dict[str, str]:
-        ids = {f"system-{i + 1}": "instruction" for i in range(len(self.frozen.get("system") or []))}
+        ids = {str(i): "instruction" for i in self._paragraph_ids()}
         ids.update({str(d["id"]): "rag" for d in self.frozen.get("documents") or []})
         ids.update({str(t["name"]): "tool" for t in self.frozen.get("tools") or []})
         for m in self.frozen.get("messages") or []:
             if m.get("role") == "tool":
                 ids.setdefault(str(m.get("tool_name")), "tool")
         return ids
+
+    def _paragraph_ids(self) -> list[str]:
+        count = len(self.frozen.get("system") or [])
+        return list(self.frozen.get("system_ids") or [f"system-{i + 1}" for i in range(count)])
 
     def ablatable_ids(self) -> set[str]:
         ids = set(self.source_ids())
@@ -148,8 +152,9 @@ class ForeignStep:
             return "\n\n".join(t for _, t in inside)
 
         result_ids = self.frozen.get("result_ids") or {}
+        names = self._paragraph_ids()
         system = [
-            emptied(str(p)) if f"system-{i + 1}" in gone else scrub(str(p))
+            emptied(str(p)) if names[i] in gone else scrub(str(p))
             for i, p in enumerate(self.frozen.get("system") or [])
         ]
         system = [p for p in system if p]
