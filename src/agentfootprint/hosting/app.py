@@ -631,6 +631,9 @@ class _Host:
         agent = self.factory()
         if not isinstance(agent, Agent):
             raise HostingConfigError("agent_factory() must return an Agent")
+        kept = getattr(self.store, "decision_ledger", None)
+        if agent.config.decision_ledger is None and callable(kept):  # consent spent with the threads, across restarts
+            agent = agent.with_decision_ledger(kept())
         wanted = [tool.name for tool in plan.frontend_tools]
         if pause is not None and pause.kind == "frontend_tool" and pause.tool_name in self.tools:
             wanted.append(pause.tool_name)
