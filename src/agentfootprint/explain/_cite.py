@@ -103,11 +103,10 @@ def _tokens(text: str) -> list[str]:
 def sentence_changed(sentence: str, rerun_answer: str) -> bool:
     """The default change detector: the sentence's words (case-folded) no longer occur, in order and contiguously,
     in the rerun's answer. A rephrasing counts as a change: pass your own detector for a paraphrasing model."""
-    want, have = _tokens(sentence), _tokens(rerun_answer)
+    want = _tokens(sentence)
     if not want:
         return False
-    n = len(want)
-    return not any(have[i : i + n] == want for i in range(len(have) - n + 1))
+    return f" {' '.join(want)} " not in f" {' '.join(_tokens(rerun_answer))} "
 
 
 class Support(BaseModel):
