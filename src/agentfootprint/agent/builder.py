@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
@@ -145,11 +146,23 @@ class AgentBuilder:
         return self._inject(inj, "inject")
 
     def redact(self, keys: Iterable[str] = (), patterns: Iterable[str] = ()) -> AgentBuilder:
-        """Keep these state keys / field names and regex matches off every recorded surface."""
-        self._config = replace(
-            self._config,
-            redaction=self._config.redaction.union(RedactionPolicy.of(keys=list(keys), patterns=list(patterns))),
-        )
+        """Keep these state keys / field names and regex matches off every recorded surface (lists of str, as the
+        ``redact`` run option takes them); a bare str or a pattern that does not compile is refused, unquoted."""
+        if isinstance(keys, str) or isinstance(patterns, str):
+            raise AgentBuildError(
+                "redact() takes lists, e.g. keys=['card'] (a bare str would be read letter by letter)",
+                code="ERR_REDACT_BUILD",
+            )
+        keys, patterns = list(keys), list(patterns)
+        if not all(isinstance(k, str) and k for k in keys) or not all(isinstance(p, str) and p for p in patterns):
+            raise AgentBuildError("redact() keys and patterns must be non-empty str", code="ERR_REDACT_BUILD")
+        try:
+            policy = RedactionPolicy.of(keys=keys, patterns=patterns)
+        except re.error:
+            raise AgentBuildError(
+                "redact() holds a pattern that is not a valid regular expression", code="ERR_REDACT_BUILD"
+            ) from None
+        self._config = replace(self._config, redaction=self._config.redaction.union(policy))
         return self
 
     def output_schema(
