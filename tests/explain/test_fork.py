@@ -542,3 +542,40 @@ async def test_an_agent_that_tells_the_time_forks_on_the_recorded_clock() -> Non
     forked = await fork(original, agent, at="call-llm#5")  # the tool runs live, on the turn's recorded clock
     assert (world.model_calls, world.tool_runs) == (2, 1)
     assert forked.answer == original.answer and diff(original, forked).first_model_call is None
+
+
+async def test_concurrent_forks_of_one_run_keep_their_own_prefix() -> None:
+    world = World(["look", "find", "look"], ["look", "find"], ["policy"])
+    agent = world.agent()
+    (original,) = await record(world, agent)
+    calls = call_ids(original)
+    world.reset()
+    forks = await asyncio.gather(*(fork(original, agent, at=at) for at in calls))
+    assert world.model_calls == sum(len(calls) - n for n in range(len(calls)))
+    assert world.tool_runs == sum(3 - n for n in range(len(calls)))
+    assert all(f.answer == original.answer and diff(original, f).agree for f in forks)
+    assert len({f.run_id for f in forks}) == len(calls)
+
+
+_HOSTILE_WORLD = World(["look"], ["look"], ["policy"])
+_HOSTILE_AGENT = _HOSTILE_WORLD.agent()
+_HOSTILE_RUN = asyncio.run(record(_HOSTILE_WORLD, _HOSTILE_AGENT))[0]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    at=st.one_of(
+        st.text(max_size=40).map(lambda t: "Zq9" + t),
+        st.text(alphabet="call-m#0123456789", max_size=14),
+        st.integers(),
+        st.none(),
+        st.lists(st.text(max_size=5), max_size=2),
+    )
+)
+def test_any_hostile_step_is_refused_as_a_step_and_never_quoted(at: Any) -> None:
+    if at in ("call-llm#5", "call-llm#12"):
+        return
+    with pytest.raises(ForkMismatchError) as err:
+        fork_sync(_HOSTILE_RUN, _HOSTILE_AGENT, at=at)
+    assert err.value.field == "step" and err.value.code == "ERR_FORK_MISMATCH"
+    assert "Zq9" not in str(err.value)
