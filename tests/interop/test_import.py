@@ -530,6 +530,16 @@ def test_malformed_files_are_typed_refusals_that_never_quote_values(tmp_path: An
     assert err.value.code == "ERR_INVALID_TRACE"
 
 
+def test_nesting_past_the_parser_depth_is_refused_or_read_as_text() -> None:
+    with pytest.raises(InvalidTraceError, match="nests deeper than a JSON parser follows"):
+        import_trace(b'{"resourceSpans": ' + b"[" * 200_000 + b"]" * 200_000 + b"}")
+    t = Tracer()
+    deep = "[" * 200_000 + "]" * 200_000
+    t.leaf("chat", {"gen_ai.operation.name": "chat", "gen_ai.input.messages": deep})
+    with pytest.raises(TraceContentMissingError):
+        import_trace(list(t.spans))
+
+
 def test_odd_sources_are_refused() -> None:
     with pytest.raises(InvalidTraceError, match="cannot import a int"):
         import_trace(7)

@@ -78,7 +78,7 @@ def _loads(value: Any) -> Any:
     if isinstance(value, str) and value[:1] in ("[", "{", '"'):
         try:
             return json.loads(value)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # nested past the parser's depth: left as text
             return value
     return value
 

@@ -222,16 +222,20 @@ def spans_from_protobuf(body: bytes) -> list[Span]:
 def spans_from_text(text: str) -> list[Span]:
     """One OTLP/JSON document, or JSON lines of them."""
     try:
-        return spans_from_otlp_json(json.loads(text))
+        doc = json.loads(text)
     except json.JSONDecodeError:
-        pass
+        doc = None
+    except RecursionError:
+        raise InvalidTraceError("the trace nests deeper than a JSON parser follows") from None
+    if doc is not None:
+        return spans_from_otlp_json(doc)
     out: list[Span] = []
     for n, line in enumerate(text.splitlines()):
         if not line.strip():
             continue
         try:
             doc = json.loads(line)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             raise InvalidTraceError(f"line {n + 1} is not JSON (expected OTLP/JSON or JSON lines of it)") from None
         out.extend(spans_from_otlp_json(doc, f"line {n + 1}"))
     return out
