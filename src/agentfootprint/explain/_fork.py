@@ -214,7 +214,7 @@ def _check_fit(leg: _Leg, agent: Any, at: Any) -> int:
         nested = any(c.runtime_stage_id == at and c.namespace for c in leg.snap.commit_log)
         if nested:
             raise WhatIfError(
-                "forking at a model call inside a composition member is not supported yet: fork the member's own run",
+                "forking at a model call inside a composition member is not supported yet",
                 code="ERR_FORK_UNSUPPORTED",
             )
         raise ForkMismatchError("the run has no model call at that step", field="step")
