@@ -95,13 +95,14 @@ class EvaluationReport(BaseModel):
             table.add_column(f"{check.name} ({check.passed}/{check.passed + check.failed})")
         table.add_column("pass")
         for item in self.items:
-            answer = item.outcome.answer or (item.outcome.error.type if item.outcome.error else "")
+            error = item.outcome.error
+            answer = item.outcome.answer or (f"{error.type}: {error.message}" if error is not None else "")
             marks = ["✓" if c.passed else f"✗ {c.note or ''}".strip() for c in item.checks]
             table.add_row(
                 str(item.index),
                 _short(str(item.item.get("message", "")), 40),
                 item.outcome.status,
-                _short(answer, 60),
+                _short(answer, 120),
                 *marks,
                 "✓" if item.passed else "✗",
             )

@@ -19,9 +19,10 @@ AgentFactory = Callable[[], Agent]
 
 @functools.lru_cache(maxsize=128)
 def load_agent_factory(path: str) -> AgentFactory:
-    """Import ``module:function`` (cached per process) and return the callable; ``AgentFactoryError`` if not."""
+    """Import ``module:function`` (cached per process; the current directory is importable, as for ``serve``) and
+    return the callable; ``AgentFactoryError`` if not."""
     try:
-        value = import_path(path)
+        value = import_path(path, from_cwd=True)
     except FactoryPathError as err:
         raise AgentFactoryError(f"agent factory: {err}") from None
     if isinstance(value, Agent) or not callable(value):
