@@ -259,6 +259,9 @@ def _app() -> Any:
     from agentfootprint._cli_ui import register as register_ui
 
     register_ui(app)
+    from agentfootprint._cli_integrity import register as register_integrity
+
+    register_integrity(app)
     return app
 
 

@@ -281,3 +281,20 @@ async def test_property_found_equals_planted(seed: int) -> None:
     replies, extensions, expected = _scenario(random.Random(seed))
     result = await _agent(replies, *extensions).run("go")
     assert Counter(find_context_errors(result).kinds()) == expected
+
+
+# -- the report -----------------------------------------------------------------------------------------------------
+
+
+async def test_the_report_lists_context_errors_and_says_nothing_for_a_clean_run() -> None:
+    from agentfootprint.explain import report_html
+
+    planted = await _agent([_call(1, "get_order", order_id="<b>A-17</b>"), "done"]).run("go")
+    html = report_html(planted)
+    section = html[html.index("<h2>Context errors (1)</h2>") :]
+    assert section.startswith(
+        "<h2>Context errors (1)</h2><ul class='errors'><li><span class='mono'>dangling-reference</span> at "
+        "<span class='mono'>tool-calls#7</span> (get_order): the evidence its arguments depend on was never given"
+    )
+    clean = await _agent([_call(1, "search_orders"), "done"]).run("go")
+    assert "Context errors" not in report_html(clean)

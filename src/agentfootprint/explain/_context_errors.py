@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator, Mapping
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -215,4 +216,19 @@ def find_context_errors(run_or_recording: Any) -> ContextErrors:
     return found
 
 
-__all__ = ["ContextError", "ContextErrors", "ContextErrorsTargetError", "find_context_errors"]
+def errors_section(snapshot: FlowSnapshot | None) -> str:
+    """The report's "Context errors" section (HTML); empty when there is no snapshot or the run is clean."""
+    if snapshot is None:
+        return ""
+    found = find_context_errors(snapshot)
+    if not found:
+        return ""
+    rows = "".join(
+        f"<li><span class='mono'>{escape(e.kind)}</span> at <span class='mono'>{escape(e.stage_id or '-')}</span>"
+        f"{' (' + escape(e.source_id) + ')' if e.source_id else ''}: {escape(e.message)}</li>"
+        for e in found
+    )
+    return f"<section><h2>Context errors ({len(found)})</h2><ul class='errors'>{rows}</ul></section>"
+
+
+__all__ = ["ContextError", "ContextErrors", "ContextErrorsTargetError", "errors_section", "find_context_errors"]

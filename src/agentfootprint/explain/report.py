@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
+from agentfootprint.explain._context_errors import errors_section
 from agentfootprint.explain._targets import RecordLike, as_target
 from agentfootprint.explain.backtrack import Backtrack, SourceTrail, backtrack
 from agentfootprint.explain.localize import LocalizationReport
@@ -150,6 +151,7 @@ def report_html(
         f"<div class='mono'>run {_e(bt.run_id or '')} · decided at {_e(bt.trigger)}</div></header><main>"
         f"{asked}<section><h2>Answer</h2><div class='answer'>{_e(bt.answer or '')}</div></section>"
         f"<section><h2>Suspects</h2>{_suspects(localization)}</section>"
+        f"{errors_section(snapshot)}"
         f"<section><h2>The system prompt the model saw</h2>{_system_prompt(bt, culprits)}</section>"
         f"<section><h2>Every source that reached the call ({len(bt.sources)})</h2>{chains}</section>"
         f"{steps}{_timeline(snapshot)}</main></body></html>"
