@@ -579,3 +579,18 @@ def test_any_hostile_step_is_refused_as_a_step_and_never_quoted(at: Any) -> None
         fork_sync(_HOSTILE_RUN, _HOSTILE_AGENT, at=at)
     assert err.value.field == "step" and err.value.code == "ERR_FORK_MISMATCH"
     assert "Zq9" not in str(err.value)
+
+
+async def test_a_resumed_leg_that_does_not_continue_a_recorded_pause_is_refused(tmp_path: Path) -> None:
+    world = World(["look", ASK], ["look"], [])
+    agent = world.agent()
+    legs = await record(world, agent)
+    raw = json.loads(save_recording(legs[-1], tmp_path / "chain.json").read_text())
+    raw["snapshot"]["resumed_from"]["commits"] = 3  # points at a step that did not pause
+    (tmp_path / "spliced.json").write_text(json.dumps(raw))
+    with pytest.raises(ForkMismatchError) as err:
+        await fork(load_recording(tmp_path / "spliced.json"), agent, at="call-llm#5")
+    assert err.value.field == "leg"
+    world.reset()
+    whole = await fork(load_recording(tmp_path / "chain.json"), agent, at=call_ids(legs[-1])[-1])
+    assert whole.answer == legs[-1].answer and (world.model_calls, world.tool_runs) == (1, 0)
