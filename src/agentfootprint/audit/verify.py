@@ -304,4 +304,28 @@ def verify_file(
         print(f"valid: {result.count} records{', signature verified' if result.signed else ''}", file=stream)
         return 0
     print(f"invalid: record {result.broken_at}: {result.reason}", file=stream)
+    hint = _not_a_bundle(text)
+    if hint:
+        print(hint, file=stream)
     return 1
+
+
+_HOW_TO_WRITE = (
+    "an audit bundle is JSON lines of export_audit records; write one with: "
+    "from agentfootprint.audit import export_audit, write_jsonl; write_jsonl(export_audit(result), 'audit.jsonl')"
+)
+
+
+def _not_a_bundle(text: str) -> str:
+    """What the file is when it is not an audit bundle at all (a recording, another JSON document), and how to
+    write one; empty when it looks like a bundle that is broken."""
+    try:
+        whole = json.loads(text)
+    except ValueError:
+        return "" if text.lstrip().startswith("{") else f"this file is not JSON lines; {_HOW_TO_WRITE}"
+    if isinstance(whole, dict) and "snapshot" in whole and "sources" in whole:
+        what = "a recording (agentfootprint demo --save, save_recording)"
+        return f"this file is {what}, not an audit bundle; {_HOW_TO_WRITE}"
+    if isinstance(whole, dict) and {"seq", "hash"} <= set(whole):
+        return ""
+    return f"this file is one JSON document, not an audit bundle; {_HOW_TO_WRITE}"
