@@ -290,3 +290,18 @@ def test_proof_at_a_step_of_a_handed_over_agent() -> None:
     }  # fmt: skip
     assert step.without("refunds/system-1").request().system_prompt == "Cite the policy you used."
     assert ForeignStep(rec, ids["triage"], mock(reply="x")).request().system_prompt == "Route refunds."
+
+
+def test_explain_localize_takes_provider_for_an_imported_trace() -> None:
+    t, ids = genai_run()
+    rec = import_trace(list(t.spans))
+    report = native_localize_sync(
+        rec, at=ids["last"], provider=mock(respond=genai_model), outcome_changed=flipped, progress=False
+    )
+    assert [c.ids for c in report.confirmed_sets] == [("lookup_order",)]
+    assert report.honesty_flags == ["foreign-trace", "downstream-not-rerun"]
+    native = Recording(snapshot=rec.snapshot.model_copy(update={"chart_id": "agent"}))
+    with pytest.raises(LocalizeError, match="provider= re-sends one step of an imported trace"):
+        native_localize_sync(native, at=ids["last"], provider=mock(reply="x"), progress=False)
+    with pytest.raises(LocalizeError, match="agent_factory must be a callable"):
+        native_localize_sync(rec, at=ids["last"], provider=mock(reply="x"), agent_factory="mod:fn", progress=False)

@@ -444,6 +444,11 @@ def _known_ids(agent: object) -> set[str] | None:
     return set(ablatable() if callable(ablatable) else agent.source_ids())
 
 
+STEP_LOCALIZERS: list[Callable[..., Awaitable[LocalizationReport] | None]] = []
+"""How a package above explain proves at one step of a recording it made by re-sending that step on ``provider``
+(``agentfootprint.interop`` registers one on import); each returns None for a recording it did not make."""
+
+
 async def localize_context_bug(
     agent: Rerunnable | RecordLike,
     *,
@@ -461,6 +466,7 @@ async def localize_context_bug(
     executor: RerunExecutor | None = None,
     agent_factory: str | None = None,
     run: Any = None,
+    provider: Any = None,
 ) -> LocalizationReport:
     """Rank the ablatable sources behind the last answer (or the model call ``at``); with ``samples > 0`` prove
     culprits by ablation reruns: one source per arm (``search="single"``), sets bisected to 1-minimal culprit sets
@@ -469,9 +475,19 @@ async def localize_context_bug(
     ``max_samples`` switches to the statistical rule (paired seeds, one-sided Fisher exact test at ``confidence``,
     arms sampled further until settled); ``max_reruns`` caps the reruns. With ``executor`` each rerun is a run spec
     built from ``agent_factory`` ("module:fn"). ``run``: the ``RunResult`` to explain (default: the agent's latest
-    finished run; a ``RunResult`` passed as ``agent`` explains itself)."""
+    finished run; a ``RunResult`` passed as ``agent`` explains itself). ``provider``: re-send step ``at`` of an
+    imported trace's recording on it (see ``agentfootprint.interop``)."""
     _check_args(samples, max_suspects, concurrency, search, confidence, max_samples, max_reruns, at)
     agent = explained(agent, run)
+    if provider is not None:
+        options = {"samples": samples, "outcome_changed": outcome_changed, "max_suspects": max_suspects,
+                   "search": search, "confidence": confidence, "max_samples": max_samples, "max_reruns": max_reruns,
+                   "concurrency": concurrency, "scorer": scorer, "progress": progress}  # fmt: skip
+        for step_localizer in STEP_LOCALIZERS:
+            pending = step_localizer(agent, at=at, provider=provider, agent_factory=agent_factory, **options)
+            if pending is not None:
+                return await pending
+        raise LocalizeError("provider= re-sends one step of an imported trace: import agentfootprint.interop")
     scorer = scorer or LexicalScorer()
     try:
         bt = backtrack(agent, at=at)

@@ -11,7 +11,7 @@ from agentfootprint._sync import run_sync
 from agentfootprint.explain import CulpritSet, LocalizationReport, LocalizeError, Recording
 from agentfootprint.explain import localize_context_bug as _localize
 from agentfootprint.explain._replay import ReplayCache
-from agentfootprint.explain.localize import _default_outcome_changed, render_reply
+from agentfootprint.explain.localize import STEP_LOCALIZERS, _default_outcome_changed, render_reply
 from agentfootprint.flow import Commit, FlowSnapshot
 from agentfootprint.flow.commit import Write
 from agentfootprint.interop._build import FOREIGN_CHART, REQUEST_KEY
@@ -291,6 +291,18 @@ def _fold_containers(sets: list[CulpritSet]) -> list[CulpritSet]:
         else c
         for c in out
     ]
+
+
+def _claim(recording: Any, *, at: Any, provider: Any, **options: Any) -> Awaitable[LocalizationReport] | None:
+    """``explain.localize_context_bug(recording, at=..., provider=...)`` on an imported trace lands here."""
+    snap = getattr(recording, "snapshot", None)
+    if not isinstance(recording, Recording) or not isinstance(snap, FlowSnapshot) or snap.chart_id != FOREIGN_CHART:
+        return None
+    return localize_context_bug(recording, at=at, provider=provider, **options)
+
+
+if _claim not in STEP_LOCALIZERS:
+    STEP_LOCALIZERS.append(_claim)
 
 
 def localize_sync(recording: Recording, **kwargs: Any) -> LocalizationReport:
