@@ -304,7 +304,7 @@ def verify_file(
         print(f"valid: {result.count} records{', signature verified' if result.signed else ''}", file=stream)
         return 0
     print(f"invalid: record {result.broken_at}: {result.reason}", file=stream)
-    hint = _not_a_bundle(text)
+    hint = _not_a_bundle(text) if len(text) <= MAX_BUNDLE_CHARS else ""
     if hint:
         print(hint, file=stream)
     return 1
