@@ -298,3 +298,49 @@ async def test_the_report_lists_context_errors_and_says_nothing_for_a_clean_run(
     )
     clean = await _agent([_call(1, "search_orders"), "done"]).run("go")
     assert "Context errors" not in report_html(clean)
+
+
+# -- the claim seam -------------------------------------------------------------------------------------------------
+
+
+def _sentences(answer: str) -> list[str]:
+    return [s.strip() for s in answer.split(".") if s.strip()]
+
+
+async def test_unsupported_claim_planted_and_clean() -> None:
+    replies = [_call(1, "search_orders"), 'Order "A-17" exists. Order "C-55" costs 40. We are glad to help.']
+    agent = Agent.create(provider=mock(replies=replies)).tool(_search()).tool(_get()).claims(_sentences).build()
+    found = find_context_errors(await agent.run("go"))
+    assert [(e.kind, e.source_id) for e in found] == [("unsupported-claim", "claim#1")]
+    clean = [_call(1, "search_orders"), 'Order "A-17" and order "B-20" exist. Thanks.']
+    ok = Agent.create(provider=mock(replies=clean)).tool(_search()).claims(_sentences).build()
+    result = await ok.run("go")
+    assert find_context_errors(result) == []
+    row = {r["check"]: r for r in result.extensions["integrity"]["disposition"]}["unsupported-claim"]
+    assert (row["checked"], row["not_applicable"], row["findings"]) == (1, 1, 0)
+
+
+async def test_claims_then_integrity_keeps_the_seam_and_the_options() -> None:
+    replies = [_call(1, "search_orders"), 'Order "Z-1" exists.']
+    agent = (
+        Agent.create(provider=mock(replies=replies))
+        .tool(_search())
+        .claims(_sentences)
+        .integrity(notice_empty_lookups=True)
+        .build()
+    )
+    ledger = agent.extension(Integrity)
+    assert ledger is not None and ledger.notice_empty is True and ledger.claims is _sentences
+    assert find_context_errors(await agent.run("go")).kinds() == ["unsupported-claim"]
+
+
+async def test_a_failing_claim_extractor_is_a_finding_not_a_crash() -> None:
+    def broken(answer: str) -> list[str]:
+        raise RuntimeError("extractor down")
+
+    agent = Agent.create(provider=mock(reply="fine")).claims(broken).build()
+    result = await agent.run("go")
+    assert result.answer == "fine"
+    assert [e.message for e in find_context_errors(result)] == [
+        "the claim extractor failed; no claim of the answer was checked"
+    ]

@@ -475,8 +475,13 @@ class AgentBuilder:
         notice_prior_turn_evidence: bool = False,
         check_column_types: Literal["off", "warn"] = "off",
         external_grounds: Iterable[str] | None = None,
+        claims: Callable[[str], Iterable[str]] | None = None,
     ) -> AgentBuilder:
-        """Context-integrity checks and the one ``integrity.disposition`` event per run (see docs)."""
+        """Context-integrity checks and the one ``integrity.disposition`` event per run (see docs/integrity.md)."""
+        seam = next((e for e in self._extensions if getattr(e, "implicit", False)), None)
+        if seam is not None:  # the ledger ``.claims(fn)`` made: this call configures it, claims kept
+            self._extensions.remove(seam)
+            claims = claims if claims is not None else seam.claims  # type: ignore[attr-defined]
         return self._once(
             "integrity",
             lambda: features().integrity(
@@ -485,6 +490,7 @@ class AgentBuilder:
                 notice_prior_turn_evidence=notice_prior_turn_evidence,
                 check_column_types=check_column_types,
                 external_grounds=None if external_grounds is None else list(external_grounds),
+                claims=claims,
             ),
         )
 
@@ -570,9 +576,19 @@ class AgentBuilder:
         text = self._declare(lambda structure: structure.arm_ontology(spec))
         return self._inject(define_fact(id="ontology", data=text), "fact")
 
-    def claims(self, contract: Mapping[str, Mapping[str, str]]) -> AgentBuilder:
+    def claims(self, contract: Mapping[str, Mapping[str, str]] | Callable[[str], Iterable[str]]) -> AgentBuilder:
         """Which typed answer field claims which settled fact (``{"nav_count": {"entity": "screen2", "field":
-        "nav"}}``); checked against tools' ``semantic()`` facts after the run (``agent.claim_checks()``)."""
+        "nav"}}``); checked against tools' ``semantic()`` facts after the run (``agent.claim_checks()``). A function
+        ``fn(answer) -> claims`` instead: each claim is checked against the run's evidence (``unsupported-claim``)."""
+        if callable(contract):
+            kind = features().integrity
+            ledger = next((e for e in self._extensions if isinstance(e, kind)), None)
+            if ledger is None:
+                ledger = kind(claims=contract)
+                ledger.implicit = True
+                return self.use(ledger)
+            ledger.claims = contract
+            return self
         self._declare(lambda structure: structure.arm_claims(contract))
         return self
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -29,6 +29,7 @@ __all__ = ["FINDINGS_KEY", "CheckerDeadError", "Integrity", "column_type_conflic
 
 FINDINGS_KEY = "integrity_findings"
 _EMPTY = {"", "[]", "{}", "null", '""', "none"}
+_QUOTED = re.compile(r'"([^"\n]{1,200})"')
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?!\w)(?!\.\d)")
 
 
@@ -112,7 +113,10 @@ class Integrity(Extension):
         notice_prior_turn_evidence: bool = False,
         check_column_types: Literal["off", "warn"] = "off",
         external_grounds: Iterable[str] | None = None,
+        claims: Callable[[str], Iterable[str]] | None = None,
     ) -> None:
+        if claims is not None and not callable(claims):
+            raise ValueError("claims must be a function of the answer returning its claims")
         if integrity_posture not in ("observe", "dev"):
             raise ValueError("integrity_posture must be 'observe' or 'dev'")
         if check_column_types not in ("off", "warn"):
@@ -122,6 +126,9 @@ class Integrity(Extension):
         self.notice_prior = bool(notice_prior_turn_evidence)
         self.columns = check_column_types == "warn"
         self.grounds = None if external_grounds is None else [str(g) for g in external_grounds]
+        self.claims = claims
+        self.implicit = False
+        """True when ``.claims(fn)`` made this ledger (a later ``.integrity()`` takes its place and the seam)."""
 
     def _rows(self, ctx: RunContext) -> dict[str, _Row]:
         rows: dict[str, _Row] | None = ctx.state.get("rows")
@@ -135,6 +142,7 @@ class Integrity(Extension):
                 "column-types": _Row("column-types", "write", self.columns),
                 "prior-turn-evidence": _Row("prior-turn-evidence", "claim", self.notice_prior),
                 "external-grounds": _Row("external-grounds", "claim", self.grounds is not None),
+                "unsupported-claim": _Row("unsupported-claim", "claim", self.claims is not None),
             }
             ctx.state["rows"] = rows
         return rows
@@ -254,9 +262,37 @@ class Integrity(Extension):
                 continue
             self._find(ctx, "dangling-reference", why, tool=call.name, argument=arg[:64])
 
+    def _check_claims(self, ctx: RunContext, answer: str, history: list[Any], start: int) -> None:
+        """The claim seam: each claim the extractor finds must have its numbers and quoted names in this turn's
+        evidence (its tool results and the user's message); a claim with neither is not applicable."""
+        row = self._rows(ctx)["unsupported-claim"]
+        if self.claims is None:
+            return
+        evidence = " ".join(str(m.get("content") or "") for m in history[start:] if m.get("role") in ("tool", "user"))
+        try:
+            claims = [str(c) for c in self.claims(answer)][:200]
+        except Exception:
+            self._find(ctx, "unsupported-claim", "the claim extractor failed; no claim of the answer was checked")
+            return
+        for i, claim in enumerate(claims):
+            numbers, quoted = numbers_in(claim), _QUOTED.findall(claim)
+            if not numbers and not quoted:
+                row.not_applicable += 1
+                continue
+            row.checked += 1
+            loose = sorted(numbers - numbers_in(evidence)) + [q for q in quoted if q not in evidence]
+            if loose:
+                self._find(
+                    ctx,
+                    "unsupported-claim",
+                    "the answer claims values no tool result of the run holds",
+                    source_id=f"claim#{i}",
+                    values=len(loose),
+                )
+
     async def on_answer(self, ctx: RunContext, answer: str) -> str:
         turn = ctx.turn
-        if turn is None or not (self.notice_prior or self.grounds is not None):
+        if turn is None or not (self.notice_prior or self.grounds is not None or self.claims is not None):
             return answer
         history = list(turn.history)
         start = max((i for i, m in enumerate(history) if m.get("role") == "user"), default=0)
@@ -264,6 +300,7 @@ class Integrity(Extension):
         current = " ".join(str(m.get("content") or "") for m in history[start:] if m.get("role") == "tool")
         said = numbers_in(answer) - numbers_in(str(history[start].get("content") or "") if history else "")
         rows = self._rows(ctx)
+        self._check_claims(ctx, answer, history, start)
         if self.notice_prior:
             rows["prior-turn-evidence"].checked += 1
             stale = sorted(n for n in said if n in numbers_in(prior) and n not in numbers_in(current))
