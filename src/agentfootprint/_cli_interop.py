@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentfootprint.errors import AgentFootprintError
+
+if TYPE_CHECKING:
+    import typer as typer_types
 
 PROTOBUF_SUFFIXES = (".pb", ".binpb", ".otlp", ".protobuf")
 _SNIFF = 1 << 16
@@ -52,7 +55,7 @@ def foreign_recording(path: str, run_id: str | None) -> Any:
     return import_trace(path, trace_id=run_id)
 
 
-def register(app: Any) -> None:
+def register(app: typer_types.Typer) -> None:
     """Add ``agentfootprint import-trace``."""
     import typer
 
