@@ -37,6 +37,7 @@ _STATUS = {
     "ERR_EXPLORER_NO_SOURCE": 404,
     "ERR_EXPLORER_NO_JOB": 404,
     "ERR_EXPLORER_NO_AGENT": 409,
+    "ERR_EXPLORER_SIGN_IN_REQUIRED": 401,
     "ERR_EXPLORER_BUSY": 429,
     "ERR_EXPLORER_STORE": 500,
     "ERR_EXPLORER_BAD_RECORDING": 422,
@@ -205,17 +206,25 @@ def explorer_app(
         job = jobs.start(req, rec)
         return ok(job.progress(), status=202)
 
+    async def visible_job(request: Request) -> Any:
+        """The job named in the path, if its run is one this caller may see (else no such job)."""
+        job = jobs.get(request.path_params["job_id"])
+        catalog = await pick(request)
+        try:
+            await run_in_threadpool(catalog.body, job.request.run_id)
+        except ExplorerError:
+            raise ExplorerError("no localization with this id", code="ERR_EXPLORER_NO_JOB") from None
+        return job
+
     async def job_status(request: Request) -> Response:
-        await pick(request)
-        return ok(jobs.get(request.path_params["job_id"]).progress())
+        return ok((await visible_job(request)).progress())
 
     async def job_cancel(request: Request) -> Response:
-        await pick(request)
-        return ok(jobs.cancel(request.path_params["job_id"]).progress())
+        job = await visible_job(request)
+        return ok(jobs.cancel(job.id).progress())
 
     async def job_events(request: Request) -> Response:
-        await pick(request)
-        job = jobs.get(request.path_params["job_id"])
+        job = await visible_job(request)
 
         async def stream() -> AsyncIterator[str]:
             seen = -1

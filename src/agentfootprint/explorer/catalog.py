@@ -4,6 +4,7 @@ filters and paging (SQL over a SQLite store, so 10,000 runs page without reading
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import threading
 from abc import ABC, abstractmethod
@@ -200,23 +201,56 @@ class FileCatalog(Catalog):
             raise _unreadable() from None
 
 
-_VALID = "json_valid(body)"
-_Q_EXPR = f"CASE WHEN {_VALID} THEN COALESCE(json_extract(body, '$.snapshot.state.user_message'), '') ELSE '' END"
-_A_EXPR = f"CASE WHEN {_VALID} THEN COALESCE(json_extract(body, '$.snapshot.state.answer'), '') ELSE '' END"
+_COMMIT_FLAGS = re.compile(r'"failed": ?(true|false),\s*"paused": ?(true|false)')
+"""A commit's two flags as every recording writes them (``failed`` then ``paused``), in one pass over the text."""
 
 
-def _flag_expr(flag: str) -> str:
-    """SQL: whether any commit of the body's run carries ``flag`` (``paused`` or ``failed``)."""
+def _flags(body: str) -> tuple[bool, bool]:
+    """Whether any commit of the run paused, and whether any failed."""
+    paused = failed = False
+    for m in _COMMIT_FLAGS.finditer(body):
+        failed = failed or m.group(1) == "true"
+        paused = paused or m.group(2) == "true"
+        if paused and failed:
+            break
+    return paused, failed
+
+
+def _listed(row: Sequence[Any]) -> tuple[Any, ...]:
+    """A listing row of a stored one: summaries from the columns, else from the body; the pause and error flags."""
+    ref, run_id, agent, when, question, answer, size, body = row
+    body = body if isinstance(body, str) else ""
+    if not question:
+        try:
+            parsed: Any = json.loads(body)
+        except ValueError:
+            parsed = None
+        snap = parsed.get("snapshot", parsed) if isinstance(parsed, dict) else {}
+        found_state = snap.get("state") if isinstance(snap, dict) else None
+        state: dict[str, Any] = found_state if isinstance(found_state, dict) else {}
+        question = state.get("user_message") if isinstance(state.get("user_message"), str) else ""
+        found = state.get("answer")
+        answer = answer or (found if isinstance(found, str) else "")
+    paused, failed = _flags(body)
     return (
-        f"(CASE WHEN (instr(body, '\"{flag}\":true') > 0 OR instr(body, '\"{flag}\": true') > 0) AND {_VALID}"
-        " THEN EXISTS (SELECT 1 FROM"
-        f" json_each(body, '$.snapshot.commit_log') WHERE json_extract(value, '$.{flag}') = 1) ELSE 0 END)"
+        ref,
+        str(run_id),
+        str(agent or ""),
+        float(when or 0.0),
+        _clip(question),
+        _clip(answer),
+        int(paused),
+        int(failed),
+        int(size or 0),
     )
 
 
 class SQLiteCatalog(Catalog):
-    """A SQLite recordings file (what ``save_recording`` and ``SQLiteRecordingStore`` write), read-only; every
-    listing is one SQL query over the indexed columns (a body is read only for the pause/error flags)."""
+    """A SQLite recordings file (what ``save_recording`` and ``SQLiteRecordingStore`` write), opened read-only.
+
+    Listings run in SQL over an in-memory mirror of the listing columns (agent, time, question, answer, the pause
+    and error flags), filled once from the file and then with the rows added since (``PRAGMA data_version``): a
+    page never reads a body, and rows stored without summaries are summarized from their body once."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -224,75 +258,103 @@ class SQLiteCatalog(Catalog):
         try:
             self._conn = connect_sqlite(path, readonly=True)
             present = table_columns(self._conn, "recordings")
+            if "run_id" in present and "body" in present:
+                self._conn.execute("ATTACH DATABASE ':memory:' AS listing")
+                self._conn.execute(
+                    "CREATE TABLE listing.runs (ref INTEGER PRIMARY KEY, run_id TEXT NOT NULL, agent TEXT NOT NULL,"
+                    " created_at REAL NOT NULL, question TEXT NOT NULL, answer TEXT NOT NULL, paused INTEGER NOT NULL,"
+                    " failed INTEGER NOT NULL, bytes INTEGER NOT NULL)"
+                )
+                self._conn.execute("CREATE INDEX listing.runs_newest ON runs (created_at, run_id)")
         except sqlite3.Error:
             raise ExplorerError("the SQLite file cannot be opened", code="ERR_EXPLORER_STORE") from None
         if "run_id" not in present or "body" not in present:
             self._conn.close()
             raise ExplorerError("the SQLite file holds no recordings table", code="ERR_EXPLORER_STORE")
-        when = "created_at" if "created_at" in present else "(created - 2440587.5) * 86400.0"
-        if "created_at" in present and "created" in present:
-            when = "COALESCE(created_at, (created - 2440587.5) * 86400.0)"
-        agent = "agent" if "agent" in present else "''"
+        old_time = "(created - 2440587.5) * 86400.0" if "created" in present else "0"
+        when = f"COALESCE(created_at, {old_time})" if "created_at" in present else old_time
+        q = "COALESCE(question, '')" if "question" in present else "''"
+        a = "COALESCE(answer, '')" if "answer" in present else "''"
+        agent = "COALESCE(agent, '')" if "agent" in present else "''"
         size = "bytes" if "bytes" in present else "length(CAST(body AS BLOB))"
-        q_col = "question" if "question" in present else "''"
-        a_col = "answer" if "answer" in present else "''"
-        self._view = (
-            f"SELECT run_id, COALESCE({agent}, '') AS agent, COALESCE({when}, 0) AS created_at, body,"
-            f" COALESCE({q_col}, '') AS q_col, COALESCE({a_col}, '') AS a_col, {size} AS bytes FROM recordings"
+        self._fill = (
+            f"SELECT rowid, run_id, {agent}, COALESCE({when}, 0), {q}, {a}, COALESCE({size}, 0), body FROM recordings"
+            " WHERE rowid NOT IN (SELECT ref FROM listing.runs)"
         )
-        self._has_agent_col = "agent" in present
+        self._version: int | None = None
+        threading.Thread(target=self._warm, name="explorer-listing", daemon=True).start()
 
-    def _where(self, query: RunQuery) -> tuple[str, list[Any]]:
+    def _warm(self) -> None:
+        """Mirror the file at once, so the first listing does not wait for it."""
+        try:
+            with self._lock:
+                self._refresh()
+        except sqlite3.Error:
+            pass  # the listing that follows reports it
+
+    def _refresh(self) -> None:
+        """Mirror the rows added, replaced or deleted since the last listing (nothing when the file is unchanged)."""
+        version = int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+        if version == self._version:
+            return
+        self._conn.execute("DELETE FROM listing.runs WHERE ref NOT IN (SELECT rowid FROM recordings)")
+        self._conn.execute("DELETE FROM listing.runs WHERE run_id != (SELECT run_id FROM recordings WHERE rowid = ref)")
+        cursor = self._conn.execute(self._fill)
+        while batch := cursor.fetchmany(500):
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO listing.runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [_listed(r) for r in batch]
+            )
+        self._version = version
+
+    @staticmethod
+    def _where(query: RunQuery) -> tuple[str, list[Any]]:
         clauses: list[str] = []
         args: list[Any] = []
         if query.q:
             like = "%" + query.q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-            clauses.append(
-                "(run_id LIKE ? ESCAPE '\\' OR q_col LIKE ? ESCAPE '\\' OR a_col LIKE ? ESCAPE '\\'"
-                f" OR ((q_col = '' OR a_col = '') AND ({_Q_EXPR} LIKE ? ESCAPE '\\' OR {_A_EXPR} LIKE ? ESCAPE '\\')))"
-            )
-            args.extend([like] * 5)
-        if query.agent is not None:
-            clauses.append("agent = ?")
-            args.append(query.agent)
+            clauses.append("(run_id LIKE ? ESCAPE '\\' OR question LIKE ? ESCAPE '\\' OR answer LIKE ? ESCAPE '\\')")
+            args.extend([like] * 3)
+        for column, value in (("agent", query.agent), ("paused", query.paused), ("failed", query.failed)):
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                args.append(int(value) if isinstance(value, bool) else value)
         if query.since is not None:
             clauses.append("created_at >= ?")
             args.append(query.since)
         if query.until is not None:
             clauses.append("created_at < ?")
             args.append(query.until)
-        for flag, wanted in (("paused", query.paused), ("failed", query.failed)):
-            if wanted is not None:
-                clauses.append(f"{_flag_expr(flag)} = ?")
-                args.append(1 if wanted else 0)
         return (" WHERE " + " AND ".join(clauses)) if clauses else "", args
 
     def page(self, query: RunQuery) -> RunsPage:
         where, args = self._where(query)
-        base = f"SELECT * FROM ({self._view}){where}"
-        listed = (
-            f"SELECT run_id, agent, created_at, CASE WHEN q_col != '' THEN q_col ELSE {_Q_EXPR} END,"
-            f" CASE WHEN a_col != '' THEN a_col ELSE {_A_EXPR} END, {_flag_expr('paused')}, {_flag_expr('failed')},"
-            " bytes"
-            f" FROM ({base}) ORDER BY created_at DESC, run_id DESC LIMIT ? OFFSET ?"
+        shown = (
+            "SELECT run_id, agent, created_at, question, answer, paused, failed, bytes FROM listing.runs"
+            f"{where} ORDER BY created_at DESC, run_id DESC LIMIT ? OFFSET ?"
         )
         try:
             with self._lock:
-                rows = self._conn.execute(listed, [*args, query.limit, query.offset]).fetchall()
-                total = int(self._conn.execute(f"SELECT count(*) FROM ({base})", args).fetchone()[0])
-                agents = [r[0] for r in self._conn.execute(self._agents_sql()).fetchall()]
+                self._refresh()
+                rows = self._conn.execute(shown, [*args, query.limit, query.offset]).fetchall()
+                total = int(self._conn.execute(f"SELECT count(*) FROM listing.runs{where}", args).fetchone()[0])
+                agents = [
+                    r[0]
+                    for r in self._conn.execute(
+                        "SELECT DISTINCT agent FROM listing.runs WHERE agent != '' ORDER BY agent LIMIT 200"
+                    ).fetchall()
+                ]
         except sqlite3.Error:
             raise ExplorerError("the SQLite file cannot be read", code="ERR_EXPLORER_STORE") from None
         runs = [
             RunRow(
                 run_id=str(r[0]),
-                agent=str(r[1] or ""),
-                created_at=float(r[2] or 0.0),
-                question=_clip(r[3]),
-                answer=_clip(r[4]),
+                agent=str(r[1]),
+                created_at=float(r[2]),
+                question=str(r[3]),
+                answer=str(r[4]),
                 paused=bool(r[5]),
                 failed=bool(r[6]),
-                bytes=int(r[7] or 0),
+                bytes=int(r[7]),
             )
             for r in rows
         ]
@@ -305,11 +367,6 @@ class SQLiteCatalog(Catalog):
             next_offset=end if end < total else None,
             agents=agents,
         )
-
-    def _agents_sql(self) -> str:
-        if not self._has_agent_col:
-            return "SELECT '' LIMIT 0"
-        return "SELECT DISTINCT agent FROM recordings WHERE agent != '' ORDER BY agent LIMIT 200"
 
     def body(self, run_id: str) -> Recording:
         try:

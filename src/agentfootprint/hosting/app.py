@@ -34,7 +34,7 @@ from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import Receive, Scope, Send
 
 from agentfootprint.agent.agent import Agent, load_conversation, load_pause_checkpoint
@@ -143,6 +143,7 @@ def ag_ui_app(
     limits: AdmissionLimits | Mapping[str, Any] | None = None,
     retention_seconds: float | None = None,
     checkpoint_key: str | bytes | Sequence[str | bytes] | None = None,
+    explorer: bool = False,
 ) -> Starlette:
     """An ASGI app serving ``agent_factory``'s agents over AG-UI at ``POST {path}`` (and ``GET /healthz``); an
     ``Agent`` instead of a factory serves every thread with that one instance (turns run side by side).
@@ -151,7 +152,8 @@ def ag_ui_app(
     are deleted (checked at start and periodically); ``max_message_bytes``: the largest message a turn may carry;
     ``checkpoint_key``: the host seals the pause, conversation and recording it stores (HMAC-SHA256, bound to the
     thread and its owner) and refuses a stored one whose seal is missing or wrong with a 409 (``ERR_CHECKPOINT_SEAL``,
-    field ``seal``) before anything runs; a list of keys rotates them (the first signs, each verifies)."""
+    field ``seal``) before anything runs; a list of keys rotates them (the first signs, each verifies).
+    ``explorer``: the why explorer at ``/explorer/``, listing the signed-in caller's own threads' last runs."""
     if isinstance(agent_factory, Agent):  # one instance serves every thread at once: a run is a value
         shared = agent_factory
         agent_factory = lambda: shared  # noqa: E731
@@ -205,7 +207,7 @@ def ag_ui_app(
                 await asyncio.gather(sweeper, return_exceptions=True)
             await host.store.close()
 
-    routes = [
+    routes: list[BaseRoute] = [
         Route(path, host.handle, methods=["POST"]),
         Route(path + "/invoke", host.invoke, methods=["POST"]),
         Route(path + "/threads", host.list_threads, methods=["GET"]),
@@ -214,6 +216,11 @@ def ag_ui_app(
         Route(path + "/threads/{thread_id:str}/recording", host.recording, methods=["GET"]),
         Route("/healthz", _health, methods=["GET"]),
     ]
+    if explorer:
+        from agentfootprint.explorer import explorer_app
+
+        shown = explorer_app(catalog_for=host.explorer_catalog, agent_factory=agent_factory, root_path="/explorer")
+        routes.append(Mount("/explorer", app=shown))
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.agentfootprint_sessions = host.store
     app.state.agentfootprint_sweep = host.sweep
@@ -475,6 +482,25 @@ class _Host:
         except Exception as exc:
             return _failure(exc, "AG-UI thread list request failed")
         return JSONResponse({"threads": [_summary_json(t) for t in threads]}, headers={"Cache-Control": "no-store"})
+
+    async def explorer_catalog(self, request: Request) -> Any:
+        """The explorer's runs for this caller: the last recording of each of their threads (signed in only)."""
+        from agentfootprint.explain.recording import Recording
+        from agentfootprint.explorer import ExplorerError, MemoryCatalog
+
+        try:
+            owner = owner_key(await self._caller(request))
+        except Exception:
+            owner = None
+        if owner is None:
+            raise ExplorerError("sign in to see your runs", code="ERR_EXPLORER_SIGN_IN_REQUIRED")
+        catalog = MemoryCatalog()
+        for thread in await self.store.list_threads(owner, limit=1000):
+            data = await self.store.read_recording(thread.thread_id, owner)
+            if data is not None:
+                opened = open_recording(thread.thread_id, owner, data, self.key)
+                catalog.add(Recording.model_validate(opened), created_at=thread.updated_at)
+        return catalog
 
     async def _owner_of(self, request: Request) -> tuple[str, str | None]:
         caller = await self._caller(request)
