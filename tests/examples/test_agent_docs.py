@@ -43,3 +43,8 @@ def test_limits_and_defaults_section_runs(capsys: pytest.CaptureFixture[str]) ->
 def test_llm_call_section_runs(capsys: pytest.CaptureFixture[str]) -> None:
     """R000-16: the section's example (one call, backtrack, a Sequence of two calls, the door's refusal)."""
     run_blocks("LLMCall", capsys)
+
+
+def test_pause_consent_and_resume_section_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The section's block is a whole program (no ``await`` outside a function) and prints what it says."""
+    run_blocks("Pause, consent and resume", capsys)
