@@ -10,7 +10,8 @@ flipped). Culprit wording varies over templates, some sharing
 no word with the answer. The library's defaults (only ``outcome_changed``) are scored, and a ContextCite-style
 surrogate (random keep-1/2 masks, a Lasso fit of the flip on the ablation mask) at 32 and 64 reruns on the same bugs.
 
-Run: ``python bench/ctxbug.py`` (``--quick`` for a smaller suite, ``--local`` adds the llama.cpp model)."""
+Run: ``python bench/ctxbug.py`` (``--quick`` for a smaller suite, ``--local`` adds the llama.cpp model, ``--jobs N``
+spreads the instances over N processes)."""
 
 from __future__ import annotations
 
@@ -334,10 +335,30 @@ def score(inst: Planted, report: LocalizationReport) -> dict[str, Any]:
     }
 
 
-async def run_mock(quick: bool, budgets: tuple[int, ...] = (32, 64)) -> dict[str, Any]:
-    rows: list[dict[str, Any]] = []
+def _shard(args: tuple[bool, int, int]) -> list[dict[str, Any]]:
+    quick, shard, jobs = args
+    return asyncio.run(_rows(quick, shard, jobs))
+
+
+async def run_mock(quick: bool, budgets: tuple[int, ...] = (32, 64), jobs: int = 1) -> dict[str, Any]:
+    """Every instance of the suite, in ``jobs`` processes (each instance is seeded by its index: same rows)."""
     started = time.perf_counter()
+    if jobs <= 1:
+        rows = await _rows(quick, 0, 1, budgets)
+    else:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(jobs) as pool:
+            parts = list(pool.map(_shard, [(quick, i, jobs) for i in range(jobs)]))
+        rows = sorted((r for part in parts for r in part), key=lambda r: r["index"])
+    return {"rows": rows, "elapsed_s": round(time.perf_counter() - started, 2)}
+
+
+async def _rows(quick: bool, shard: int, jobs: int, budgets: tuple[int, ...] = (32, 64)) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
     for index, (pattern, kinds, size, noise) in enumerate(suite(quick)):
+        if index % jobs != shard:
+            continue
         inst = await plant(index, pattern, kinds, size, noise)
         t0 = time.perf_counter()
         report = await localize(inst)
@@ -361,7 +382,7 @@ async def run_mock(quick: bool, budgets: tuple[int, ...] = (32, 64)) -> dict[str
                 "found": sorted(sorted(f) for f in found),
             }
         rows.append(row)
-    return {"rows": rows, "elapsed_s": round(time.perf_counter() - started, 2)}
+    return rows
 
 
 def _rate(rows: list[dict[str, Any]], arm: str, key: str) -> float:
@@ -449,8 +470,8 @@ async def timing(latency: float = 0.05) -> dict[str, Any]:
     }
 
 
-async def main(quick: bool = False, local: bool = False) -> dict[str, Any]:
-    mocked = await run_mock(quick)
+async def main(quick: bool = False, local: bool = False, jobs: int = 1) -> dict[str, Any]:
+    mocked = await run_mock(quick, jobs=jobs)
     summary = summarize(mocked["rows"])
     time_100 = await timing()
     ratios = {
@@ -497,7 +518,8 @@ async def main(quick: bool = False, local: bool = False) -> dict[str, Any]:
 
 if __name__ == "__main__":
     quick = "--quick" in sys.argv
-    result = asyncio.run(main(quick=quick, local="--local" in sys.argv))
+    jobs = int(sys.argv[sys.argv.index("--jobs") + 1]) if "--jobs" in sys.argv else 1
+    result = asyncio.run(main(quick=quick, local="--local" in sys.argv, jobs=jobs))
     path = write_results("ctxbug", result)
     s = result["summary"]
     print(f"ctxbug: {s['instances']} instances; {result['ratios']}; within {result['within_target']} -> {path}")

@@ -73,4 +73,14 @@ def rejection_probability(
     return done
 
 
-__all__ = ["LOOKS", "SPEND", "look_size", "rejection_probability", "rejects", "sequential_p"]
+__all__ = [
+    "LOOKS",
+    "ONE_LOOK",
+    "SEQUENTIAL_FROM",
+    "SPEND",
+    "design",
+    "look_size",
+    "rejection_probability",
+    "rejects",
+    "sequential_p",
+]
