@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from agentfootprint.explain import Recording
 from agentfootprint.explorer import ExplorerError, MemoryCatalog, RunQuery, open_catalog
 from agentfootprint.explorer.catalog import FileCatalog, SQLiteCatalog
+from agentfootprint.stores.recordings import SQLiteRecordingStore
 from tests.explorer import _runs
 
 T0 = 1_796_000_000.0
@@ -174,3 +175,17 @@ def test_sqlite_and_memory_catalogs_agree(
         (r.run_id, r.paused, r.failed, r.question, r.answer) for r in b.runs
     ]
     assert (a.total, a.next_offset) == (b.total, b.next_offset)
+
+
+def test_a_sqlite_listing_follows_writes_made_after_it_opened(tmp_path: Path, runs: dict[str, Recording]) -> None:
+    path = _runs.write_sqlite(tmp_path / "live.sqlite", [(runs["wrong"], T0)])
+    cat = open_catalog(path)
+    assert cat.page(RunQuery()).total == 1
+    _runs.write_sqlite(path, [(runs["paused"], T0 + 10), (_runs.failed_copy(runs["wrong"], "later"), T0 + 20)])
+    assert ids(cat.page(RunQuery())) == ["later", runs["paused"].snapshot.run_id, runs["wrong"].snapshot.run_id]
+    assert ids(cat.page(RunQuery(failed=True))) == ["later"]
+    store = SQLiteRecordingStore(path)
+    store.delete("later")
+    store.close()
+    assert ids(cat.page(RunQuery(failed=True))) == []
+    assert cat.page(RunQuery()).total == 2
