@@ -23,6 +23,7 @@ ORDER = [
     "fork.py",
     "interop.py",
     "interop_frameworks.py",
+    "explorer.py",
 ]
 
 if __name__ == "__main__":

@@ -84,6 +84,10 @@ def test_run_backtrack_source_and_compare(client: TestClient, runs: dict[str, Re
     wrong, fixed = runs["wrong"].snapshot.run_id, runs["fixed"].snapshot.run_id
     run = client.get(f"/api/runs/{wrong}").json()
     assert (run["run_id"], run["can_prove"], run["trigger"]) == (wrong, True, "call-llm#12")
+    assert len(run["narrative"]) == 100
+    assert len(client.get(f"/api/runs/{wrong}/narrative").json()["narrative"]) == 100
+    light = client.get(f"/api/runs/{wrong}", params={"sources": "false", "narrative": "false"}).json()
+    assert (light["sources"], light["narrative"], light["question"]) == (None, None, run["question"])
     bt = client.get(f"/api/runs/{wrong}/backtrack", params={"at": "call-llm#5"}).json()
     assert bt["trigger"] == "call-llm#5"
     src = client.get(f"/api/runs/{wrong}/sources/vip-override-fact").json()

@@ -95,6 +95,9 @@ def test_list_filter_open_follow_prove_compare(
         assert page.locator("#timeline tbody tr").count() == 3  # two model calls, one tool call
         assert page.locator("#steps li").count() == len(runs["wrong"].snapshot.commit_log)
 
+        page.click("#narrative summary")
+        expect(page.locator("#narrative summary")).to_have_text("Narrative (100 lines)")
+
         # follow the planted fact's chain: hops, birth, forward slice highlighted in the stages
         fact = page.locator(".source[data-source-id='vip-override-fact']")
         fact.locator("button").click()

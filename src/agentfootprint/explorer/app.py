@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from agentfootprint.errors import validation_field
 from agentfootprint.explorer.catalog import Catalog, ExplorerError, RunQuery, open_catalog
 from agentfootprint.explorer.prove import Jobs, LocalizeRequest
-from agentfootprint.explorer.views import backtrack_view, diff_view, run_view, source_view
+from agentfootprint.explorer.views import backtrack_view, diff_view, narrative_view, run_view, source_view
 
 CatalogFor = Callable[[Any], Awaitable[Catalog]]
 """How a host picks the catalog a request may see (its caller's own runs)."""
@@ -168,10 +168,15 @@ def explorer_app(
 
     async def run(request: Request) -> Response:
         rec = await recording(request)
-        with_sources = _flag(request.query_params.get("sources"), "sources") is not False
-        view = await run_in_threadpool(lambda: run_view(rec, sources=with_sources))
+        sources = _flag(request.query_params.get("sources"), "sources") is not False
+        narrative = _flag(request.query_params.get("narrative"), "narrative") is not False
+        view = await run_in_threadpool(lambda: run_view(rec, sources=sources, narrative=narrative))
         view["can_prove"] = agent_factory is not None
         return ok(view)
+
+    async def run_narrative(request: Request) -> Response:
+        rec = await recording(request)
+        return ok(await run_in_threadpool(narrative_view, rec))
 
     async def run_backtrack(request: Request) -> Response:
         rec = await recording(request)
@@ -253,6 +258,7 @@ def explorer_app(
         Route("/api/runs", handled(runs)),
         Route("/api/runs/{run_id}", handled(run)),
         Route("/api/runs/{run_id}/backtrack", handled(run_backtrack)),
+        Route("/api/runs/{run_id}/narrative", handled(run_narrative)),
         Route("/api/runs/{run_id}/sources/{source_id:path}", handled(source_of_run)),
         Route("/api/diff", handled(compare)),
         Route("/api/localize", handled(localize), methods=["POST"]),

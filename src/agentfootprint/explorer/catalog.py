@@ -377,10 +377,12 @@ class SQLiteCatalog(Catalog):
         if row is None:
             raise _no_run()
         try:
+            return Recording.model_validate_json(row[0])
+        except (ValueError, TypeError, ValidationError):
+            pass
+        try:  # a bare snapshot (what older releases stored)
             raw = json.loads(row[0])
-            if isinstance(raw, dict) and "format" not in raw and "commit_log" in raw:
-                raw = {"snapshot": raw}
-            return Recording.model_validate(raw)
+            return Recording.model_validate({"snapshot": raw})
         except (ValueError, TypeError, ValidationError):
             raise _unreadable() from None
 

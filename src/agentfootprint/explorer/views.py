@@ -141,13 +141,26 @@ def _sources(rec: Recording) -> tuple[str | None, list[dict[str, Any]] | None, s
     return bt.trigger, [s.model_dump(mode="json") for s in bt.sources], None
 
 
-def run_view(rec: Recording, *, sources: bool = True) -> dict[str, Any]:
-    """Everything the run page shows, as JSON; ``sources=False`` leaves out the backtrack (``trigger`` and
-    ``sources`` None), which the page then asks for on its own so the rest shows at once on a long run."""
+def narrative_view(rec: Recording) -> dict[str, Any]:
+    """The run's narrative (at most ``MAX_NARRATIVE`` lines)."""
+    narrative = render_narrative(rec.snapshot)
+    return {
+        "narrative": [
+            {"text": e.text, "depth": e.depth, "type": e.type, "stage": e.runtime_stage_id}
+            for e in narrative[:MAX_NARRATIVE]
+        ],
+        "narrative_truncated": len(narrative) > MAX_NARRATIVE,
+    }
+
+
+def run_view(rec: Recording, *, sources: bool = True, narrative: bool = True) -> dict[str, Any]:
+    """Everything the run page shows, as JSON. ``sources=False`` leaves out the backtrack (``trigger`` and
+    ``sources`` None) and ``narrative=False`` the narrative (None): the page asks for them on their own, so the
+    rest shows at once on a long run."""
     snap = rec.snapshot
     state = snap.state
     trigger, trails, why_none = _sources(rec) if sources else (None, None, None)
-    narrative = render_narrative(snap)
+    told = narrative_view(rec) if narrative else {"narrative": None, "narrative_truncated": None}
     return {
         "run_id": snap.run_id,
         "agent": rec.agent,
@@ -162,11 +175,7 @@ def run_view(rec: Recording, *, sources: bool = True) -> dict[str, Any]:
         "declared_sources": dict(rec.sources),
         **stages_of(snap),
         "timeline": timeline_of(snap),
-        "narrative": [
-            {"text": e.text, "depth": e.depth, "type": e.type, "stage": e.runtime_stage_id}
-            for e in narrative[:MAX_NARRATIVE]
-        ],
-        "narrative_truncated": len(narrative) > MAX_NARRATIVE,
+        **told,
         "trigger": trigger,
         "sources": trails,
         "no_sources_reason": why_none,
@@ -215,4 +224,4 @@ def diff_view(a: Recording, b: Recording) -> dict[str, Any]:
     return data
 
 
-__all__ = ["backtrack_view", "diff_view", "run_view", "source_view", "stages_of", "timeline_of"]
+__all__ = ["backtrack_view", "diff_view", "narrative_view", "run_view", "source_view", "stages_of", "timeline_of"]

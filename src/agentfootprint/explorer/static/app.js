@@ -164,7 +164,7 @@ async function showRun(runId) {
   main.replaceChildren(el("p", { class: "muted", text: "Loading run…" }));
   let run;
   try {
-    run = await api(`/api/runs/${encodeURIComponent(runId)}?sources=false`);
+    run = await api(`/api/runs/${encodeURIComponent(runId)}?sources=false&narrative=false`);
   } catch (err) {
     main.replaceChildren();
     showError(main, err);
@@ -252,8 +252,22 @@ function timelineSection(run) {
 }
 
 function narrativeSection(run) {
-  const text = run.narrative.map((e) => "  ".repeat(e.depth) + e.text).join("\n") + (run.narrative_truncated ? "\n…" : "");
-  return el("section", { id: "narrative" }, el("details", {}, el("summary", { text: `Narrative (${run.narrative.length} lines)` }), el("div", { class: "narrative", text })));
+  const box = el("div", { class: "narrative", text: "Loading…" });
+  const details = el("details", {}, el("summary", { text: "Narrative" }), box);
+  let loaded = false;
+  details.addEventListener("toggle", async () => {
+    if (!details.open || loaded) return;
+    loaded = true;
+    try {
+      const n = await api(`/api/runs/${encodeURIComponent(run.run_id)}/narrative`);
+      box.textContent = n.narrative.map((e) => "  ".repeat(e.depth) + e.text).join("\n") + (n.narrative_truncated ? "\n…" : "");
+      details.querySelector("summary").textContent = `Narrative (${n.narrative.length} lines)`;
+    } catch (err) {
+      box.replaceChildren();
+      showError(box, err);
+    }
+  });
+  return el("section", { id: "narrative" }, details);
 }
 
 // --------------------------------------------------------------------------------------------------------- prove
