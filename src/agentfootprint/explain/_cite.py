@@ -503,6 +503,8 @@ class _Context:
     on_rerun: Callable[[], None]
     flags: list[str]
     budget_hit: bool = False
+    union_noise: float = 0.5
+    """An upper bound on how often the answer changes somewhere with nothing removed (bounds every sentence's)."""
 
     def base_indices(self) -> list[int]:
         return sorted(i for (arm, i) in self.answers.got if arm == BASELINE)
@@ -526,6 +528,7 @@ async def _judge_pairs(localization: _Localization, ctx: _Context) -> list[_Pair
     if confirmer is None:
         return []
     judgement, count = ctx.judgement, len(ctx.judgement.sentences)
+    ctx.union_noise = confirmer.noise.upper()
     latest = {c.arm: c for c in confirmer.checks}  # an arm judged more than once stands by its last check
     pairs = [_Pair(j, c.arm, c.start, c.start + c.samples) for c in latest.values() for j in range(count)]
     for p in pairs:
@@ -598,7 +601,7 @@ async def _next_look(ctx: _Context, pairs: list[_Pair], short: set[Arm]) -> None
     """The arms of pairs short of the corrected level take more samples on the same fresh seeds (their next look)."""
     judgement, count = ctx.judgement, len(ctx.judgement.sentences)
     base = sorted(i for (arm, i) in ctx.answers.got if arm == BASELINE)
-    _, upper = _noise(judgement, count, base)
+    upper = min(_noise(judgement, count, base)[1], ctx.union_noise)
     grown = [p for p in pairs if p.arm in short]
     share = min(LOOKS[len(p.looks)] for p in grown)
     n = plan_samples(upper, judgement.alpha * share / len(pairs), cap=CAP)
