@@ -408,6 +408,17 @@ PINNED: dict[str, list[str]] = {
         "semantic",
         "timeline",
     ],
+    "agentfootprint.explorer": [
+        "Catalog",
+        "ExplorerError",
+        "LocalizeRequest",
+        "MemoryCatalog",
+        "RunQuery",
+        "RunRow",
+        "RunsPage",
+        "explorer_app",
+        "open_catalog",
+    ],
     "agentfootprint.flow": [
         "CancelToken",
         "CausalEdge",
