@@ -497,9 +497,12 @@ class _Host:
         catalog = MemoryCatalog()
         for thread in await self.store.list_threads(owner, limit=1000):
             data = await self.store.read_recording(thread.thread_id, owner)
-            if data is not None:
-                opened = open_recording(thread.thread_id, owner, data, self.key)
-                catalog.add(Recording.model_validate(opened), created_at=thread.updated_at)
+            try:
+                opened = open_recording(thread.thread_id, owner, data, self.key) if data is not None else None
+                if opened is not None:
+                    catalog.add(Recording.model_validate(opened), created_at=thread.updated_at)
+            except (AgentFootprintError, ValidationError):
+                logger.warning("explorer: a thread's recording was refused (edited or unreadable); not listed")
         return catalog
 
     async def _owner_of(self, request: Request) -> tuple[str, str | None]:
