@@ -64,9 +64,9 @@ async def main() -> None:
     )
     print((await scripted.run("6 times 7?")).answer)
     try:
-        Agent.create(provider=mock(reply="x"), model="m").maps()
+        Agent.create(provider=mock(reply="x"), model="m").script_travels_with_the_answer(code="match")
     except OptionUnavailableError as err:
-        print("maps:", err.code, err.option)
+        print("refused:", err.code, err.option)
 
 
 if __name__ == "__main__":

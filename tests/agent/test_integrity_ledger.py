@@ -19,6 +19,7 @@ CHECKS = [
     "external-grounds",
     "offered-tool",
     "prior-turn-evidence",
+    "unmapped-conclusion",
     "unsupported-claim",
 ]
 

@@ -1,4 +1,4 @@
-"""Seed 004's declared-structure options (R004-129): tool-choice classifier, ontology, maps (refused), claims,
+"""Seed 004's declared-structure options (R004-129): tool-choice classifier, ontology, claims,
 recipes and the script travelling with the answer."""
 
 from __future__ import annotations
@@ -137,12 +137,7 @@ def test_r004_129_ontology_via_must_name_a_tool_of_the_agent() -> None:
     assert info.value.code == "ERR_ONTOLOGY_VIA"
 
 
-# -- maps: refused ---------------------------------------------------------------------------------------------
-def test_r004_129_maps_is_refused_by_name_at_build() -> None:
-    with pytest.raises(OptionUnavailableError) as info:
-        Agent.create(provider=mock(reply="x"), model="m").maps(renewal_grace=3)
-    assert (info.value.code, info.value.option) == ("ERR_OPTION_UNAVAILABLE", "maps")
-    assert isinstance(info.value, AgentBuildError) and "engagement" in info.value.needs
+# -- maps: built (tests/agent/test_integrity_maps.py) -----------------------------------------------------------
 
 
 # -- claims ----------------------------------------------------------------------------------------------------

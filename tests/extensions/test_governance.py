@@ -188,6 +188,7 @@ async def test_R004_15_one_disposition_event_per_leg_listener_gated_and_throw_pr
         "external-grounds",
         "offered-tool",
         "prior-turn-evidence",
+        "unmapped-conclusion",
         "unsupported-claim",
     ]
     assert checks["offered-tool"]["checked"] == 1 and checks["empty-lookup"]["disposition"] == "not-armed"

@@ -479,9 +479,12 @@ class AgentBuilder:
     ) -> AgentBuilder:
         """Context-integrity checks and the one ``integrity.disposition`` event per run (see docs/integrity.md)."""
         seam = next((e for e in self._extensions if getattr(e, "implicit", False)), None)
-        if seam is not None:  # the ledger ``.claims(fn)`` made: this call configures it, claims kept
+        if seam is not None:  # the ledger ``.claims(fn)`` / ``.maps()`` made: this call configures it, both kept
             self._extensions.remove(seam)
             claims = claims if claims is not None else seam.claims  # type: ignore[attr-defined]
+            maps = seam.maps  # type: ignore[attr-defined]
+        else:
+            maps = None
         return self._once(
             "integrity",
             lambda: features().integrity(
@@ -491,6 +494,7 @@ class AgentBuilder:
                 check_column_types=check_column_types,
                 external_grounds=None if external_grounds is None else list(external_grounds),
                 claims=claims,
+                maps=maps,
             ),
         )
 
@@ -581,13 +585,7 @@ class AgentBuilder:
         "nav"}}``); checked against tools' ``semantic()`` facts after the run (``agent.claim_checks()``). A function
         ``fn(answer) -> claims`` instead: each claim is checked against the run's evidence (``unsupported-claim``)."""
         if callable(contract):
-            kind = features().integrity
-            ledger = next((e for e in self._extensions if isinstance(e, kind)), None)
-            if ledger is None:
-                ledger = kind(claims=contract)
-                ledger.implicit = True
-                return self.use(ledger)
-            ledger.claims = contract
+            self._ledger().claims = contract
             return self
         self._declare(lambda structure: structure.arm_claims(contract))
         return self
@@ -631,13 +629,24 @@ class AgentBuilder:
         self._declare(lambda structure: structure.arm_script())
         return self
 
-    def maps(self, **options: Any) -> AgentBuilder:
-        """Refused: the maps kernel needs engagement leases over walkable maps (see docs/agent.md)."""
-        raise OptionUnavailableError(
-            "maps",
-            "the maps kernel: engagement leases that park a walkable map's prompt and tools when no evidence "
-            "renews them; the skill graph here has a cursor and no engagement lease",
-        )
+    def maps(self, spec: Mapping[str, Mapping[str, Any]]) -> AgentBuilder:
+        """What the agent may conclude from what: ``{conclusion: {"from": [tools], "says": [phrases]}}``. An answer
+        drawing a conclusion (one of its phrases) without a result of each of its tools is an
+        ``unmapped-conclusion`` finding; the maps and each check are recorded (``maps``, ``map_checks``)."""
+        ledger = self._ledger()
+        with _build_error("ERR_MAPS"):
+            ledger.arm_maps(spec)
+        return self
+
+    def _ledger(self) -> Any:
+        """The integrity ledger this builder uses; one made here is replaced by a later ``.integrity()``."""
+        kind = features().integrity
+        ledger = next((e for e in self._extensions if isinstance(e, kind)), None)
+        if ledger is None:
+            ledger = kind()
+            ledger.implicit = True
+            self.use(ledger)
+        return ledger
 
     def build(self) -> Agent:
         from agentfootprint.agent.agent import Agent

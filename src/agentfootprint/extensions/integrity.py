@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from agentfootprint.agent import CallModel, CallTool, Extension, RunContext, RunOutcome, ToolCallRequest
+from agentfootprint.agent.errors import AgentBuildError
 from agentfootprint.errors import AgentFootprintError
 from agentfootprint.events import types as ev
 from agentfootprint.events.catalogue import IntegrityContextError, IntegrityDisposition
@@ -25,10 +26,19 @@ from agentfootprint.extensions._ledger import file_row
 from agentfootprint.providers import LLMRequest, LLMResponse
 from agentfootprint.tools import ToolOutcome
 
-__all__ = ["FINDINGS_KEY", "CheckerDeadError", "Integrity", "column_type_conflicts", "is_empty_lookup", "numbers_in"]
+__all__ = [
+    "FINDINGS_KEY",
+    "CheckerDeadError",
+    "Integrity",
+    "column_type_conflicts",
+    "declared_maps",
+    "is_empty_lookup",
+    "numbers_in",
+]
 
 FINDINGS_KEY = "integrity_findings"
 _EMPTY = {"", "[]", "{}", "null", '""', "none"}
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,63}$")
 _QUOTED = re.compile(r'"([^"\n]{1,200})"')
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?!\w)(?!\.\d)")
 
@@ -41,6 +51,33 @@ class CheckerDeadError(AgentFootprintError, RuntimeError):
     def __init__(self, check: str, why: str) -> None:
         super().__init__(f"integrity check '{check}' is dead: {why}")
         self.check = check
+
+
+def declared_maps(spec: Any) -> dict[str, dict[str, tuple[str, ...]]]:
+    """``{conclusion: {"from": [tool, ...], "says": [phrase, ...]}}`` checked and frozen (what may be concluded
+    from what: a conclusion the answer draws, by one of its phrases, needs a result of each of its tools)."""
+    bad = 'maps() takes {conclusion: {"from": [tool names], "says": [phrases]}}'
+    if not isinstance(spec, Mapping) or not spec or len(spec) > 200:
+        raise ValueError(bad)
+    out: dict[str, dict[str, tuple[str, ...]]] = {}
+    for conclusion, entry in spec.items():
+        if not isinstance(conclusion, str) or not _NAME.match(conclusion) or not isinstance(entry, Mapping):
+            raise ValueError(bad)
+        if set(entry) != {"from", "says"}:
+            raise ValueError(bad)
+        sources, says = entry["from"], entry["says"]
+        for value in (sources, says):
+            if isinstance(value, str) or not isinstance(value, Iterable):
+                raise ValueError(bad)
+        sources, says = tuple(sources), tuple(says)
+        if not sources or not says or len(sources) > 64 or len(says) > 64:
+            raise ValueError(bad)
+        if not all(isinstance(t, str) and _NAME.match(t) for t in sources):
+            raise ValueError(bad)
+        if not all(isinstance(p, str) and 0 < len(p.strip()) <= 200 for p in says):
+            raise ValueError(bad)
+        out[conclusion] = {"from": sources, "says": says}
+    return out
 
 
 def is_empty_lookup(content: str) -> bool:
@@ -114,6 +151,7 @@ class Integrity(Extension):
         check_column_types: Literal["off", "warn"] = "off",
         external_grounds: Iterable[str] | None = None,
         claims: Callable[[str], Iterable[str]] | None = None,
+        maps: Mapping[str, Any] | None = None,
     ) -> None:
         if claims is not None and not callable(claims):
             raise ValueError("claims must be a function of the answer returning its claims")
@@ -127,6 +165,7 @@ class Integrity(Extension):
         self.columns = check_column_types == "warn"
         self.grounds = None if external_grounds is None else [str(g) for g in external_grounds]
         self.claims = claims
+        self.maps = None if maps is None else declared_maps(maps)
         self.implicit = False
         """True when ``.claims(fn)`` made this ledger (a later ``.integrity()`` takes its place and the seam)."""
 
@@ -143,6 +182,7 @@ class Integrity(Extension):
                 "prior-turn-evidence": _Row("prior-turn-evidence", "claim", self.notice_prior),
                 "external-grounds": _Row("external-grounds", "claim", self.grounds is not None),
                 "unsupported-claim": _Row("unsupported-claim", "claim", self.claims is not None),
+                "unmapped-conclusion": _Row("unmapped-conclusion", "claim", self.maps is not None),
             }
             ctx.state["rows"] = rows
         return rows
@@ -290,9 +330,56 @@ class Integrity(Extension):
                     values=len(loose),
                 )
 
+    def arm_maps(self, spec: Any) -> None:
+        """Declare what may be concluded from what (see ``declared_maps``)."""
+        self.maps = declared_maps(spec)
+
+    def check_build(self, config: Any) -> None:
+        """Declared maps name tools of the agent (checked when the agent is built)."""
+        names = {t.name for t in config.tools}
+        for conclusion, entry in (self.maps or {}).items():
+            if not set(entry["from"]) <= names:
+                raise AgentBuildError(
+                    f"maps(): conclusion '{conclusion}' is drawn from a tool the agent does not have", code="ERR_MAPS"
+                )
+
+    def _check_maps(self, ctx: RunContext, answer: str) -> None:
+        """Each declared conclusion the answer draws (one of its phrases) needs a result of every tool it is
+        mapped from in this turn; the declared maps and each check are recorded (``maps``, ``map_checks``)."""
+        if self.maps is None:
+            return
+        row = self._rows(ctx)["unmapped-conclusion"]
+        settled = {
+            str(r.get("name"))
+            for r in ctx.recorded("tool_results", ()) or ()
+            if isinstance(r, Mapping) and not r.get("is_error")
+        }
+        said = answer.casefold()
+        checks: list[dict[str, Any]] = []
+        for conclusion, entry in self.maps.items():
+            if not any(phrase.casefold() in said for phrase in entry["says"]):
+                row.not_applicable += 1
+                checks.append({"conclusion": conclusion, "verdict": "not-drawn"})
+                continue
+            row.checked += 1
+            missing = [t for t in entry["from"] if t not in settled]
+            checks.append(
+                {"conclusion": conclusion, "verdict": "unmapped" if missing else "mapped", "missing": missing}
+            )
+            if missing:
+                self._find(
+                    ctx,
+                    "unmapped-conclusion",
+                    "the answer draws a conclusion from evidence the run never produced",
+                    source_id=conclusion,
+                    missing=missing,
+                )
+        ctx.record("maps", {k: {"from": list(v["from"]), "says": list(v["says"])} for k, v in self.maps.items()})
+        ctx.record("map_checks", checks)
+
     async def on_answer(self, ctx: RunContext, answer: str) -> str:
         turn = ctx.turn
-        if turn is None or not (self.notice_prior or self.grounds is not None or self.claims is not None):
+        if turn is None or not (self.notice_prior or self.grounds is not None or self.claims or self.maps):
             return answer
         history = list(turn.history)
         start = max((i for i, m in enumerate(history) if m.get("role") == "user"), default=0)
@@ -301,6 +388,7 @@ class Integrity(Extension):
         said = numbers_in(answer) - numbers_in(str(history[start].get("content") or "") if history else "")
         rows = self._rows(ctx)
         self._check_claims(ctx, answer, history, start)
+        self._check_maps(ctx, answer)
         if self.notice_prior:
             rows["prior-turn-evidence"].checked += 1
             stale = sorted(n for n in said if n in numbers_in(prior) and n not in numbers_in(current))
