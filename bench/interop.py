@@ -1,7 +1,8 @@
 """Interop benchmark: importing 1,000 spans, and exact culprit sets at the step on generated planted traces.
 
-Import speed: one trace of 1,000 spans in two shapes (an agent loop whose history grows with every call, and a
-pipeline of short independent calls), as OTLP/JSON text read from a file, median of runs.
+Import speed: one trace of 1,000 spans in three shapes (a GenAI agent loop whose history grows with every call, a
+pipeline of short independent calls, and the same loop under OpenInference, whose flattened attributes make the file
+2.5 times larger), as OTLP/JSON text read from a file, median of runs (wall and CPU).
 Planted cases: traces generated here in four span shapes (GenAI current parts, GenAI previous indexed attributes,
 GenAI previous events, OpenInference), each with one misleading tool result or document planted among distractors
 (varied wording, tool counts, repeated tools, paragraphs, documents in the system prompt / a user message / a
@@ -328,9 +329,9 @@ def judge(case: Case) -> dict[str, Any]:
 
 def import_speed(shape: str, spans: int) -> dict[str, Any]:
     rng = random.Random(7)
-    s = Spans("genai", rng)
+    s = Spans("openinference" if shape == "openinference-loop" else "genai", rng)
     tools = TOOLS[:4]
-    if shape == "loop":  # one agent: each model call reads the whole conversation so far
+    if shape in ("loop", "openinference-loop"):  # one agent: each model call reads the whole conversation so far
         history: list[dict[str, Any]] = [{"role": "user", "content": "Go."}]
         while len(s.spans) + 2 <= spans - 1:
             cid = f"c{len(s.spans)}"
@@ -368,7 +369,7 @@ def import_speed(shape: str, spans: int) -> dict[str, Any]:
 
 
 def main() -> None:
-    speed = {shape: import_speed(shape, 1000) for shape in ("loop", "pipeline")}
+    speed = {shape: import_speed(shape, 1000) for shape in ("loop", "pipeline", "openinference-loop")}
     print(json.dumps(speed, indent=1))
     rng = random.Random(20261204)
     results = [judge(make_case(n, rng)) for n in range(200)]

@@ -13,7 +13,6 @@ from agentfootprint.interop._spans import Span
 Convention = Literal["genai", "openinference"]
 CHAT_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion"})
 AGENT_OPERATIONS = frozenset({"invoke_agent", "create_agent"})
-_INDEXED = re.compile(r"^(\d+)\.(.+)$")
 _PARAGRAPHS = re.compile(r"\n\s*\n")
 _ROLE_ALIASES = {"developer": "system", "model": "assistant", "ai": "assistant", "human": "user", "function": "tool"}
 
@@ -104,9 +103,9 @@ def indexed(attrs: dict[str, Any], prefix: str) -> dict[int, dict[str, Any]]:
     for key, value in attrs.items():
         if not key.startswith(prefix):
             continue
-        m = _INDEXED.match(key[size:])
-        if m is not None:
-            out.setdefault(int(m.group(1)), {})[m.group(2)] = value
+        index, dot, rest = key[size:].partition(".")
+        if dot and rest and index.isdigit() and index.isascii():
+            out.setdefault(int(index), {})[rest] = value
     return dict(sorted(out.items()))
 
 
@@ -314,35 +313,35 @@ def _event_messages(span: Span) -> tuple[list[Msg], Msg | None, bool]:
 
 
 def _oi_messages(attrs: dict[str, Any], prefix: str) -> list[Msg]:
-    out: list[Msg] = []
-    for item in indexed(attrs, prefix).values():
-        content = item.get("message.content")
-        if content is None:
-            texts = [
-                str(c.get("message_content.text"))
-                for c in indexed(item, "message.contents.").values()
-                if c.get("message_content.text") is not None
-            ]
-            content = "\n".join(texts)
-        calls = [
-            {
-                "id": str(c.get("tool_call.id") or ""),
-                "name": str(c.get("tool_call.function.name") or ""),
-                "args": _args(c.get("tool_call.function.arguments")),
-            }
-            for c in indexed(item, "message.tool_calls.").values()
+    return [_oi_message(item) for item in indexed(attrs, prefix).values()]
+
+
+def _oi_message(item: dict[str, Any]) -> Msg:
+    """One ``llm.*_messages.{i}`` group of attributes as a message."""
+    content = item.get("message.content")
+    if content is None:
+        texts = [
+            str(c.get("message_content.text"))
+            for c in indexed(item, "message.contents.").values()
+            if c.get("message_content.text") is not None
         ]
-        role = str(item.get("message.role") or "user")
-        out.append(
-            Msg(
-                role=role,
-                content=as_text(content),
-                tool_calls=calls,
-                tool_call_id=_str(item.get("message.tool_call_id")),
-                tool_name=_str(item.get("message.name")) if role == "tool" else None,
-            )
-        )
-    return out
+        content = "\n".join(texts)
+    calls = [
+        {
+            "id": str(c.get("tool_call.id") or ""),
+            "name": str(c.get("tool_call.function.name") or ""),
+            "args": _args(c.get("tool_call.function.arguments")),
+        }
+        for c in indexed(item, "message.tool_calls.").values()
+    ]
+    role = str(item.get("message.role") or "user")
+    return Msg(
+        role=role,
+        content=as_text(content),
+        tool_calls=calls,
+        tool_call_id=_str(item.get("message.tool_call_id")),
+        tool_name=_str(item.get("message.name")) if role == "tool" else None,
+    )
 
 
 def _oi_tools(attrs: dict[str, Any]) -> list[dict[str, Any]]:
@@ -393,6 +392,19 @@ class PrefixCache:
     def __init__(self) -> None:
         self.raw = ""
         self.messages: list[Msg] = []
+        self.items: list[dict[str, Any]] = []
+
+    def openinference(self, attrs: dict[str, Any]) -> list[Msg]:
+        """OpenInference input messages: a message whose attributes equal the previous span's at the same index is
+        that span's message object."""
+        items = list(indexed(attrs, "llm.input_messages.").values())
+        prev_items, prev = self.items, self.messages
+        messages = [
+            prev[i] if i < len(prev_items) and i < len(prev) and prev_items[i] == item else _oi_message(item)
+            for i, item in enumerate(items)
+        ]
+        self.items, self.messages, self.raw = items, messages, ""
+        return list(messages)
 
     def genai(self, raw: Any) -> list[Msg]:
         if not isinstance(raw, str):
@@ -406,7 +418,7 @@ class PrefixCache:
             messages = list(self.messages)
         else:
             messages = _genai_messages(raw)
-        self.raw, self.messages = raw, messages
+        self.raw, self.messages, self.items = raw, messages, []
         return list(messages)
 
 
@@ -414,7 +426,7 @@ def read_llm(span: Span, cache: PrefixCache | None = None) -> LLMCall:
     """One LLM span's request and reply, under the convention its attributes use."""
     a = span.attributes
     if isinstance(a.get("openinference.span.kind"), str):
-        inputs = _oi_messages(a, "llm.input_messages.")
+        inputs = cache.openinference(a) if cache is not None else _oi_messages(a, "llm.input_messages.")
         outs = _oi_messages(a, "llm.output_messages.")
         reply = next((m for m in outs if m.role == "assistant"), outs[0] if outs else None)
         if reply is None and a.get("output.value") is not None and not inputs:

@@ -86,6 +86,11 @@ def _attributes(raw: Any, where: str, depth: int = 0) -> dict[str, Any]:
         raise InvalidTraceError(f"{where} is not a list of key/value objects")
     out: dict[str, Any] = {}
     for i, kv in enumerate(raw):
+        if type(kv) is dict and type(kv.get("key")) is str and type(kv.get("value")) is dict:
+            text = kv["value"].get("stringValue")
+            if type(text) is str:  # the common case, read without the general walk
+                out[kv["key"]] = text
+                continue
         if not isinstance(kv, Mapping) or not isinstance(kv.get("key"), str):
             raise InvalidTraceError(f"{where}[{i}] has no string key")
         out[kv["key"]] = _any_value(kv.get("value") or {}, f"{where}[{i}].value", depth)
