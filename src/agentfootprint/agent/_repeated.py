@@ -21,8 +21,14 @@ def args_fingerprint(args: Any) -> str:
     return fingerprint(json.dumps(args, sort_keys=True, default=str, ensure_ascii=False))
 
 
-def repeated_note(name: str, occurrences: int) -> str:
-    """The sentence appended to the repeated result."""
+def repeated_note(name: str, occurrences: int, by_args: bool = False) -> str:
+    """The sentence appended to the repeated result (``by_args``: the tool judges repeats by arguments alone)."""
+    if by_args:
+        return (
+            f"\n\n[repeated call: '{name}' has now been called {occurrences} times this turn with exactly these "
+            "arguments. Its results may vary, but calling it again with the same arguments is a repeat: act on what "
+            "you have, or change the arguments.]"
+        )
     return (
         f"\n\n[identical call: '{name}' has now returned exactly this result {occurrences} times this turn for "
         "exactly these arguments. Calling it again will not change it: act on what you have, or change the "

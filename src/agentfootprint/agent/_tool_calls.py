@@ -180,15 +180,24 @@ class ToolCalls:
         if result.code == ERR_TOOL_RAISED:
             self._warn_raised(run, scope, call_id, name, result.content, iteration)
         if self.config.repeated_call_nudge and not result.is_error and name != READ_SKILL:
-            result = self._nudge(run, scope, call_id, name, args, result, iteration)
+            by_args = tool is not None and tool.repeated_when == "arguments"
+            result = self._nudge(run, scope, call_id, name, args, result, iteration, by_args)
         return result
 
     @staticmethod
     def _nudge(
-        run: AgentRun, scope: Scope, call_id: str, name: str, args: Any, result: _Result, iteration: int
+        run: AgentRun,
+        scope: Scope,
+        call_id: str,
+        name: str,
+        args: Any,
+        result: _Result,
+        iteration: int,
+        by_args: bool = False,
     ) -> _Result:
-        """The second identical landing of one call gets one sentence saying so (the call still ran)."""
-        count, args_print, result_print = run.repeated_calls.land(name, args, result.content)
+        """The second identical landing of one call gets one sentence saying so (the call still ran); ``by_args``
+        (a tool declared ``repeated_when="arguments"``): the same arguments count as a repeat whatever the result."""
+        count, args_print, result_print = run.repeated_calls.land(name, args, "" if by_args else result.content)
         if count != REPEATED_CALL_THRESHOLD:
             return result
         payload = lambda: ToolsRepeatedCall(  # noqa: E731
@@ -199,7 +208,7 @@ class ToolCalls:
             result_fingerprint=result_print,
         )
         emit(run, scope, ev.TOOLS_REPEATED_CALL, payload, iteration)
-        return replace(result, content=result.content + repeated_note(name, count))
+        return replace(result, content=result.content + repeated_note(name, count, by_args))
 
     @staticmethod
     def _warn_raised(run: AgentRun, scope: Scope, call_id: str, name: str, told: str, iteration: int) -> None:

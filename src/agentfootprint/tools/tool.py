@@ -8,7 +8,7 @@ import re
 import typing
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, overload
+from typing import Any, Literal, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
@@ -63,6 +63,9 @@ class Tool:
     arguments_from: Mapping[str, tuple[str, ...]] | None = None
     """Which tools' results each argument's value comes from (``{"order_id": ("search_orders",)}``); integrity
     flags a call whose value no such result holds (a dangling reference) before it runs."""
+    repeated_when: Literal["result", "arguments"] = "result"
+    """What makes a call a repeat for the repeated-call nudge: the same arguments and result (default), or the same
+    arguments alone (a tool whose result varies call to call, e.g. a clock or a random sample)."""
 
     def to_spec(self) -> dict[str, Any]:
         """``{name, description, input_schema}`` — what a provider shows the model (schema: do not mutate)."""
@@ -155,6 +158,7 @@ def define_tool(
     permission: PermissionChecker | None = None,
     pauses: bool = False,
     arguments_from: Mapping[str, str | Sequence[str]] | None = None,
+    repeated_when: Literal["result", "arguments"] = "result",
 ) -> Tool:
     """Declare a tool from a JSON Schema and ``execute(args, ctx)`` (sync or async); refuses bad ones.
     ``arguments_from``: which tools' results each argument's value must come from (see ``Tool.arguments_from``)."""
@@ -164,6 +168,8 @@ def define_tool(
     schema = _check_schema(checked, input_schema)
     _check_hooks(checked, check_in, permission)
     sources = _check_arguments_from(checked, schema, arguments_from)
+    if repeated_when not in ("result", "arguments"):
+        raise InvalidToolDefinitionError(f"tool {checked}: repeated_when must be 'result' or 'arguments'")
     return Tool(
         name=checked,
         description=description,
@@ -173,6 +179,7 @@ def define_tool(
         permission=permission,
         pauses=bool(pauses),
         arguments_from=sources,
+        repeated_when=repeated_when,
     )
 
 
