@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from math import sqrt
 from typing import Any, Literal
 
@@ -20,7 +20,16 @@ from agentfootprint.explain._auto import CAP, Confirmer, PooledSearch
 from agentfootprint.explain._pooled import SEARCH_BASE, SURE_NO_LOG_ODDS, NoiseLog, Oracle
 from agentfootprint.explain._replay import ReplayCache, RerunWorld
 from agentfootprint.explain._sequential import sequential_p
-from agentfootprint.explain._stats import FISHER_TEST, HOLM, POWER, Verdict, fisher_one_sided, holm, plan_samples
+from agentfootprint.explain._stats import (
+    FISHER_TEST,
+    HOLM,
+    POWER,
+    Verdict,
+    binomial_upper,
+    fisher_one_sided,
+    holm,
+    plan_samples,
+)
 from agentfootprint.explain._targets import RecordLike, Rerunnable, explained
 from agentfootprint.explain.backtrack import BacktrackError, SourceTrail, backtrack
 from agentfootprint.explain.localize import (
@@ -287,10 +296,10 @@ class _Judgement:
             still = rf * 2 > k > 0 and fisher_one_sided(rf, k, base, k) <= self.alpha
             pair.needed.append(fisher_one_sided(flips, k, rf, k) <= self.alpha and not still)
 
-    def judge(self, pairs: list[_Pair], void: bool) -> None:
+    def judge(self, pairs: list[_Pair], void: set[int]) -> None:
         rejected = holm([p.p_value for p in pairs], self.alpha)
         for p, ok in zip(pairs, rejected, strict=True):
-            if ok and p.majority and p.minimal and not void:
+            if ok and p.majority and p.minimal and p.sentence not in void:
                 p.verdict = "confirmed"
             elif p.flips and (p.majority or p.p_value <= self.alpha):
                 p.verdict = "inconclusive"
@@ -450,7 +459,6 @@ async def cite(
         flags.append("rerun-budget-exhausted")
     base_indices = sorted(i for (arm, i) in answers.got if arm == BASELINE)
     noise, _ = _noise(judgement, len(texts), base_indices)
-    void = "answer-not-reproducible" in flags
     sentences = []
     for j, (text, start, end) in enumerate(units):
         mine = [p for p in pairs if p.sentence == j]
@@ -459,7 +467,7 @@ async def cite(
         confirmed = sorted(
             {i for p in mine if p.verdict == "confirmed" for i in p.arm}, key=lambda i: trails[i].position
         )
-        doubtful = void or any(p.verdict == "inconclusive" for p in mine)
+        doubtful = j in ctx.void or any(p.verdict == "inconclusive" for p in mine)
         status: Status = "supported" if confirmed else "inconclusive" if doubtful else "unsupported"
         base = [judgement.outcome(BASELINE, i, j) for i in base_indices]
         sentences.append(
@@ -504,6 +512,8 @@ class _Context:
     flags: list[str]
     budget_hit: bool = False
     union_noise: float = 0.5
+    void: set[int] = field(default_factory=set)
+    """Sentences whose own baseline changes more often than not: nothing can be proven about them."""
     """An upper bound on how often the answer changes somewhere with nothing removed (bounds every sentence's)."""
 
     def base_indices(self) -> list[int]:
@@ -533,16 +543,21 @@ async def _judge_pairs(localization: _Localization, ctx: _Context) -> list[_Pair
     pairs = [_Pair(j, c.arm, c.start, c.start + c.samples) for c in latest.values() for j in range(count)]
     for p in pairs:
         judgement.measure(p)
-    void = "answer-not-reproducible" in ctx.flags
-    judgement.judge(pairs, void)
-    if void or localization.judge.sampler.budget_hit:
+    for j in range(count):
+        seen = [o for o in (judgement.outcome(BASELINE, i, j) for i in ctx.base_indices()) if o is not None]
+        if seen and binomial_upper(sum(seen), len(seen)) <= judgement.alpha:
+            ctx.void.add(j)
+    if ctx.void:
+        ctx.flags.append("sentence-not-reproducible")
+    judgement.judge(pairs, ctx.void)
+    if localization.judge.sampler.budget_hit:
         return pairs
     await _settle(ctx, pairs)
     try:
         await _follow_up(ctx, pairs)
     except BudgetExhausted:
         ctx.budget_hit = True
-    judgement.judge(pairs, void)
+    judgement.judge(pairs, ctx.void)
     await _settle(ctx, pairs)
     return pairs
 
@@ -554,14 +569,14 @@ async def _settle(ctx: _Context, pairs: list[_Pair]) -> None:
     short = {a for a in short if all(len(p.looks) < len(LOOKS) for p in pairs if p.arm == a)}
     if short and not ctx.budget_hit:
         await _next_look(ctx, pairs, short)
-        ctx.judgement.judge(pairs, False)
+        ctx.judgement.judge(pairs, ctx.void)
 
 
 async def _follow_up(ctx: _Context, pairs: list[_Pair]) -> None:
     """A sentence no first-pass arm supports, whose change when every source is removed the reruns show, gets its
     own search (a redundant pair another sentence's culprit hides from the first pass); its sets join the family."""
     judgement, count = ctx.judgement, len(ctx.judgement.sentences)
-    supported = {p.sentence for p in pairs if p.verdict == "confirmed"}
+    supported = {p.sentence for p in pairs if p.verdict == "confirmed"} | ctx.void
     known = {p.arm for p in pairs}
     everything = frozenset(ctx.population)
     for j in range(count):
