@@ -11,6 +11,9 @@ or lines, with abbreviations, decimals, quotes and questions; wording is drawn f
 defaults; localization runs ``localize_context_bug`` with its defaults and the same change detector (the answer
 changed when any sentence did).
 
+A second, stress suite (45 cases) rewords each sentence on its own (5, 10 or 20 % per sentence, so up to two answers
+in three differ somewhere), answers the claims in a seed-dependent order and adds 20-50 decoys.
+
 Run: ``python bench/citations.py`` (``--quick`` for 24 cases)."""
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from agentfootprint.providers import LLMRequest, mock
 
 PATTERNS = ("single", "single", "conjunctive", "redundant", "shared")
 NOISES = (0.0, 0.1, 0.2)
+STRESS_NOISES = (0.05, 0.1, 0.2)
 SHAPES = ("prose", "bullets", "numbered", "lines")
 TOPICS = (
     "harbor", "bridge", "library", "orchard", "railway", "museum", "reservoir", "stadium", "observatory", "market",
@@ -63,6 +67,12 @@ def _hash(seed: int | None, text: str) -> float:
     return int.from_bytes(hashlib.sha256(f"{seed}|{text}".encode()).digest()[:8], "big") / 2**64
 
 
+def _reword(line: str) -> str:
+    """The same claim, worded differently (a word inserted inside it: the sentence's words no longer run on)."""
+    words = line.split()
+    return " ".join([*words[:2], "reportedly", *words[2:]])
+
+
 @dataclass
 class Claim:
     text: str
@@ -80,6 +90,8 @@ class Case:
     claims: list[Claim]
     own: str | None
     patterns: list[str] = field(default_factory=list)
+    sentence_noise: float = 0.0
+    shuffle: bool = False
 
     def answer(self, present: set[str], seed: int | None, *, noisy: bool = True) -> str:
         lines = []
@@ -88,10 +100,16 @@ class Case:
             lines.append(c.text if ok else c.missing)
         if self.own:
             lines.append(self.own)
-        roll = _hash(seed, "|".join(sorted(present)))
+        key = "|".join(sorted(present))
+        if noisy and self.sentence_noise:  # every sentence reworded on its own
+            lines = [_reword(line) if _hash(seed, f"{k}{key}") < self.sentence_noise
+                     else line for k, line in enumerate(lines)]  # fmt: skip
+        if noisy and self.shuffle:
+            random.Random(seed).shuffle(lines)
+        roll = _hash(seed, key)
         if noisy and roll < self.noise:  # one sentence reworded at random
             k = int(roll / self.noise * len(lines)) % len(lines)
-            lines[k] = f"(Rephrased) {lines[k].rstrip('.!?')}, roughly."
+            lines[k] = _reword(lines[k])
         if self.shape == "bullets":
             return "Here is what I found:\n" + "\n".join(f"- {line}" for line in lines)
         if self.shape == "numbered":
@@ -100,14 +118,15 @@ class Case:
             return "\n".join(lines)
         return " ".join(lines)
 
-    def expected(self) -> list[set[str]]:
-        """The planted sources per sentence of the clean answer (the header line of bullets supports nothing)."""
-        out = [set(c.sources) for c in self.claims] + ([set()] if self.own else [])
-        return ([set()] if self.shape == "bullets" else []) + out
+    def expected(self, sentences: list[str]) -> list[set[str]]:
+        """The planted sources of each sentence of the user's answer (a header line or its own sentence: none)."""
+        planted = {c.text: set(c.sources) for c in self.claims}
+        return [planted.get(sentence, set()) for sentence in sentences]
 
 
-def build_case(index: int, rng: random.Random) -> Case:
-    noise = NOISES[index % len(NOISES)]
+def build_case(index: int, rng: random.Random, *, stress: bool = False) -> Case:
+    """A case of the main suite; ``stress``: per-sentence noise, claims in any order, and 20-50 decoys."""
+    noise = 0.0 if stress else NOISES[index % len(NOISES)]
     shape = SHAPES[(index // len(NOISES)) % len(SHAPES)]
     count = rng.randint(3, 5)
     topics = rng.sample(TOPICS, count + 3)
@@ -136,12 +155,15 @@ def build_case(index: int, rng: random.Random) -> Case:
         )
         claims.append(Claim(text, rng.choice(MISSING).format(t=topic), ids, "any" if pattern == "redundant" else "all"))
     for topic in [*topics[count:], *rng.sample(topics[:count], min(2, count))]:  # decoys, some on a claim's topic
-        for _ in range(rng.randint(1, 3)):
+        for _ in range(rng.randint(4, 10) if stress else rng.randint(1, 3)):
             source(topic)
     keys = list(sources)
     rng.shuffle(keys)
     own = rng.choice(OWN) if rng.random() < 0.4 else None
-    return Case(index, noise, shape, {k: sources[k] for k in keys}, claims, own, patterns)
+    case = Case(index, noise, shape, {k: sources[k] for k in keys}, claims, own, patterns)
+    if stress:
+        case.sentence_noise, case.shuffle = STRESS_NOISES[index % len(STRESS_NOISES)], True
+    return case
 
 
 def agent_for(case: Case) -> Agent:
@@ -160,10 +182,10 @@ def agent_for(case: Case) -> Agent:
 
 
 async def clean_run(agent: Agent, case: Case) -> str:
-    clean = case.answer(set(case.sources), None, noisy=False)
-    for seed in range(500, 800):
+    clean = sorted(split_sentences(case.answer(set(case.sources), None, noisy=False)))
+    for seed in range(500, 800):  # the user saw an answer with no sentence reworded (in any order)
         answer = str((await agent.run("Tell me about these places.", seed=seed)).answer)
-        if answer == clean:
+        if sorted(split_sentences(answer)) == clean:
             return answer
     raise RuntimeError("no clean run")
 
@@ -171,12 +193,12 @@ async def clean_run(agent: Agent, case: Case) -> str:
 async def one(case: Case) -> dict[str, Any]:
     agent = agent_for(case)
     answer = await clean_run(agent, case)
-    expected = case.expected()
+    sentences = split_sentences(answer)
+    expected = case.expected(sentences)
     t0 = time.perf_counter()
     cites = await cite(agent, progress=False)
     took = time.perf_counter() - t0
     got = [set(s.sources) for s in cites.sentences]
-    sentences = split_sentences(answer)
     assert len(got) == len(expected) == len(sentences), (case.index, sentences)
     exact = [g == e for g, e in zip(got, expected, strict=True)]
     wrong = sum(1 for g, e in zip(got, expected, strict=True) if g - e)
@@ -188,6 +210,7 @@ async def one(case: Case) -> dict[str, Any]:
     return {
         "case": case.index,
         "noise": case.noise,
+        "sentence_noise": case.sentence_noise,
         "shape": case.shape,
         "claims": len(case.claims),
         "patterns": case.patterns,
@@ -197,7 +220,7 @@ async def one(case: Case) -> dict[str, Any]:
         "exact_case": all(exact),
         "wrongly_supported": wrong,
         "misses": [
-            {"sentence": i, "expected": sorted(e), "got": sorted(g)}
+            {"sentence": i, "text": sentences[i], "expected": sorted(e), "got": sorted(g)}
             for i, (g, e) in enumerate(zip(got, expected, strict=True))
             if g != e
         ],
@@ -208,15 +231,15 @@ async def one(case: Case) -> dict[str, Any]:
     }
 
 
-async def main(quick: bool) -> dict[str, Any]:
-    rng = random.Random(37)
-    cases = [build_case(i, rng) for i in range(24 if quick else 120)]
+async def suite(count: int, *, stress: bool) -> dict[str, Any]:
+    rng = random.Random(37 + stress)
+    cases = [build_case(i, rng, stress=stress) for i in range(count)]
     rows = [await one(c) for c in cases]
     sentences = sum(r["sentences"] for r in rows)
     exact = sum(r["exact_sentences"] for r in rows)
     ratios = [r["cite_reruns"] / max(1, r["localize_reruns"]) for r in rows]
     by: dict[str, Any] = {}
-    for key in ("noise", "shape", "claims"):
+    for key in ("sentence_noise", "claims") if stress else ("noise", "shape", "claims"):
         groups: dict[str, list[dict[str, Any]]] = {}
         for r in rows:
             groups.setdefault(str(r[key]), []).append(r)
@@ -230,11 +253,10 @@ async def main(quick: bool) -> dict[str, Any]:
         }
     pattern_hits: dict[str, list[int]] = {}
     for r, c in zip(rows, cases, strict=True):
-        offset = 1 if c.shape == "bullets" else 0
-        missed = {m["sentence"] for m in r["misses"]}
-        for i, p in enumerate(c.patterns):
+        missed = {m["text"] for m in r["misses"]}
+        for claim, p in zip(c.claims, c.patterns, strict=True):
             hit = pattern_hits.setdefault(p, [0, 0])
-            hit[0] += (i + offset) not in missed
+            hit[0] += claim.text not in missed
             hit[1] += 1
     return {
         "cases": len(rows),
@@ -254,9 +276,15 @@ async def main(quick: bool) -> dict[str, Any]:
     }
 
 
+async def main(quick: bool) -> dict[str, Any]:
+    result = await suite(24 if quick else 120, stress=False)
+    result["stress"] = await suite(9 if quick else 45, stress=True)
+    return result
+
+
 if __name__ == "__main__":
     result = asyncio.run(main("--quick" in sys.argv))
-    summary = {k: v for k, v in result.items() if k != "rows"}
-    print(summary)
+    print({k: v for k, v in result.items() if k not in ("rows", "stress")})
+    print({k: v for k, v in result["stress"].items() if k != "rows"})
     if "--quick" not in sys.argv:
         print(write_results("citations", result))
