@@ -114,3 +114,53 @@ async def test_R004_15_rows_count_every_model_call(calls: list[bool]) -> None:
     row = {r["check"]: r for r in result.extensions["integrity"]["disposition"]}["offered-tool"]
     assert row["checked"] == len(calls) and row["not_applicable"] == 1
     assert row["findings"] == calls.count(False)
+
+
+# -- the dev posture: a canary per armed check ------------------------------------------------------------------------
+
+
+def _dev_agent() -> Agent:
+    search = define_tool(
+        name="search", description="S.", input_schema={"type": "object", "properties": {}}, execute=lambda a: "A-1"
+    )
+    get = define_tool(
+        name="get",
+        description="G.",
+        input_schema={"type": "object", "properties": {"id": {"type": "string"}}},
+        execute=lambda a: "ok",
+        arguments_from={"id": "search"},
+    )
+    return (
+        Agent.create(provider=mock(reply="Order A-1 is fine."))
+        .tool(search)
+        .tool(get)
+        .claims(lambda answer: [answer])
+        .maps({"fine": {"from": ["get"], "says": ["is fine"]}})
+        .integrity(integrity_posture="dev")
+        .build()
+    )
+
+
+async def test_dev_posture_canaries_pass_for_healthy_checks() -> None:
+    result = await _dev_agent().run("status?")
+    rows = {r["check"]: r for r in result.extensions["integrity"]["disposition"]}
+    assert rows["unmapped-conclusion"]["findings"] == 1 and rows["unsupported-claim"]["disposition"] == "ran"
+
+
+@pytest.mark.parametrize(
+    ("rotted", "check"),
+    [
+        ("dangling_references", "dangling-reference"),
+        ("unsupported_values", "unsupported-claim"),
+        ("unmapped_tools", "unmapped-conclusion"),
+    ],
+)
+async def test_dev_posture_a_rotted_check_misses_its_canary(
+    monkeypatch: pytest.MonkeyPatch, rotted: str, check: str
+) -> None:
+    from agentfootprint.extensions import integrity as module
+
+    monkeypatch.setattr(module, rotted, lambda *a: [])
+    with pytest.raises(module.CheckerDeadError) as info:
+        await _dev_agent().run("status?")
+    assert info.value.check == check and info.value.code == "ERR_CHECKER_DEAD"

@@ -31,9 +31,12 @@ __all__ = [
     "CheckerDeadError",
     "Integrity",
     "column_type_conflicts",
+    "dangling_references",
     "declared_maps",
     "is_empty_lookup",
     "numbers_in",
+    "unmapped_tools",
+    "unsupported_values",
 ]
 
 FINDINGS_KEY = "integrity_findings"
@@ -78,6 +81,36 @@ def declared_maps(spec: Any) -> dict[str, dict[str, tuple[str, ...]]]:
             raise ValueError(bad)
         out[conclusion] = {"from": sources, "says": says}
     return out
+
+
+def dangling_references(
+    args: Mapping[str, Any], declared: Mapping[str, tuple[str, ...]], history: Iterable[Mapping[str, Any]]
+) -> list[tuple[str, str]]:
+    """``(argument, why)`` for each declared argument whose value no result of its source tools holds."""
+    found = []
+    messages = [m for m in history if m.get("role") == "tool"]
+    for arg, sources in declared.items():
+        if arg not in args:
+            continue
+        evidence = [str(m.get("content") or "") for m in messages if m.get("tool_name") in sources]
+        value = args[arg]
+        text = value if isinstance(value, str) else json.dumps(value)
+        if not evidence:
+            found.append((arg, "the evidence its arguments depend on was never given"))
+        elif not any(text in e for e in evidence):
+            found.append((arg, "an argument's value is in none of the results it depends on"))
+    return found
+
+
+def unsupported_values(claim: str, evidence: str) -> list[str]:
+    """The numbers and quoted names of ``claim`` that ``evidence`` does not hold."""
+    loose = sorted(numbers_in(claim) - numbers_in(evidence))
+    return loose + [q for q in _QUOTED.findall(claim) if q not in evidence]
+
+
+def unmapped_tools(sources: Iterable[str], settled: set[str]) -> list[str]:
+    """The tools a conclusion is mapped from that produced no result."""
+    return [t for t in sources if t not in settled]
 
 
 def is_empty_lookup(content: str) -> bool:
@@ -197,15 +230,23 @@ class Integrity(Extension):
     async def before_run(self, ctx: RunContext) -> None:
         self._rows(ctx)
         if self.posture == "dev":
-            self._canary()
+            self._canary(ctx.config.tools)
 
-    def _canary(self) -> None:
+    def _canary(self, tools: Iterable[Any] = ()) -> None:
         if self.notice_empty and not is_empty_lookup("[]"):
             raise CheckerDeadError("empty-lookup", "missed its canary")
         if self.columns and column_type_conflicts('[{"a": 1}, {"a": "x"}]') != ["a"]:
             raise CheckerDeadError("column-types", "missed its canary")
         if (self.notice_prior or self.grounds is not None) and numbers_in("costs 42 now") != {"42"}:
             raise CheckerDeadError("prior-turn-evidence", "missed its canary")
+        if any(t.arguments_from for t in tools):
+            canary = dangling_references({"id": "X-1"}, {"id": ("find",)}, [{"role": "tool", "tool_name": "find"}])
+            if [arg for arg, _ in canary] != ["id"]:
+                raise CheckerDeadError("dangling-reference", "missed its canary")
+        if self.claims is not None and unsupported_values('"A-1" costs 42', '"A-1" costs 41') != ["42"]:
+            raise CheckerDeadError("unsupported-claim", "missed its canary")
+        if self.maps is not None and unmapped_tools(("a", "b"), {"b"}) != ["a"]:
+            raise CheckerDeadError("unmapped-conclusion", "missed its canary")
 
     async def after_run(self, ctx: RunContext, outcome: RunOutcome) -> None:
         self._file(ctx, outcome.status)
@@ -283,23 +324,7 @@ class Integrity(Extension):
             row.not_applicable += 1
             return
         row.checked += 1
-        history = ctx.turn.history
-        for arg, sources in declared.items():
-            if arg not in call.args:
-                continue
-            evidence = [
-                str(m.get("content") or "")
-                for m in history
-                if m.get("role") == "tool" and m.get("tool_name") in sources
-            ]
-            value = call.args[arg]
-            text = value if isinstance(value, str) else json.dumps(value)
-            if not evidence:
-                why = "the evidence its arguments depend on was never given"
-            elif not any(text in e for e in evidence):
-                why = "an argument's value is in none of the results it depends on"
-            else:
-                continue
+        for arg, why in dangling_references(call.args, declared, ctx.turn.history):
             self._find(ctx, "dangling-reference", why, tool=call.name, argument=arg[:64])
 
     def _check_claims(self, ctx: RunContext, answer: str, history: list[Any], start: int) -> None:
@@ -320,7 +345,7 @@ class Integrity(Extension):
                 row.not_applicable += 1
                 continue
             row.checked += 1
-            loose = sorted(numbers - numbers_in(evidence)) + [q for q in quoted if q not in evidence]
+            loose = unsupported_values(claim, evidence)
             if loose:
                 self._find(
                     ctx,
@@ -362,7 +387,7 @@ class Integrity(Extension):
                 checks.append({"conclusion": conclusion, "verdict": "not-drawn"})
                 continue
             row.checked += 1
-            missing = [t for t in entry["from"] if t not in settled]
+            missing = unmapped_tools(entry["from"], settled)
             checks.append(
                 {"conclusion": conclusion, "verdict": "unmapped" if missing else "mapped", "missing": missing}
             )
