@@ -203,6 +203,32 @@ async def test_a_redundant_pair_hidden_behind_another_sentences_source_is_found_
     assert [a.verdict for a in c.sentences[1].support if a.ids == ("capital",)] == ["not-confirmed"]
 
 
+async def test_sentences_reworded_on_their_own_are_cited_even_when_the_whole_answer_is_not_reproducible() -> None:
+    def each(present: set[str], seed: int | None) -> str:
+        parts = [
+            f"Item {k} has code {k * 11 + 5}." if f"s{k}" in present else f"Item {k} is unknown." for k in range(4)
+        ]
+        return " ".join(
+            p.replace(" has ", " maybe has ", 1) if _noisy(seed, f"{k}", 0.2) else p for k, p in enumerate(parts)
+        )
+
+    facts = {f"s{k}": f"Source {k} records code {k * 7 + 3}." for k in range(5)}
+
+    def respond(req: LLMRequest) -> Any:
+        return each({k for k, v in facts.items() if v in req.system_prompt}, req.seed)
+
+    builder = Agent.create(provider=mock(respond=respond), model="m", name="each")
+    for key, text in facts.items():
+        builder = builder.fact(define_fact(id=key, data=text))
+    agent = builder.build()
+    for seed in range(500, 700):
+        if " maybe " not in str((await agent.run("q?", seed=seed)).answer):
+            break
+    c = await cite(agent, progress=False)
+    assert [s.sources for s in c.sentences] == [["s0"], ["s1"], ["s2"], ["s3"]]
+    assert "answer-not-reproducible" in c.honesty_flags
+
+
 async def test_an_unreproducible_answer_supports_nothing() -> None:
     def coin(_present: set[str]) -> str:
         return "It is heads today."
