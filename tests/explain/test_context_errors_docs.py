@@ -18,7 +18,7 @@ def test_the_integrity_page_runs_and_prints_what_it_promises(
     end = text.find("\n## Citations")
     mine = text if end == -1 else text[:end]
     blocks = re.findall(r"```python\n(.*?)```", mine, flags=re.S)
-    assert len(blocks) == 4
+    assert len(blocks) == 5
     namespace: dict[str, object] = {"__name__": "integrity_doc"}
     for block in blocks:
         exec(compile(block, str(DOC), "exec"), namespace)
@@ -29,5 +29,5 @@ def test_the_integrity_page_runs_and_prints_what_it_promises(
         for line in block.splitlines()
         if re.match(r"^\s*print\(.*\)\s+# ", line)
     ]
-    assert len(promised) == 5
+    assert len(promised) == 7
     assert out == promised
