@@ -191,7 +191,11 @@ def main() -> None:
             "body_kb": round(len(long.model_dump_json()) / 1024, 1),
         }
         for name, (store_path, _) in stores.items():
+            t0 = time.perf_counter()
             with serving(explorer_app(store_path)) as base:
+                get(f"{base}/api/runs")
+                cold = round((time.perf_counter() - t0) * 1000.0, 1)
+                results.setdefault("cold_first_page_ms", {})[name] = cold  # server start + mirroring the store
                 results.setdefault("list_ms", {})[name] = listing(base)
             print(f"listing {name} done", flush=True)
         with serving(explorer_app(path)) as base:
