@@ -4,7 +4,9 @@ The server's tools are offered under their own names and input schemas; a call i
 A result reaches the model as its text parts joined by newlines (structured content as JSON when there is no
 text); a server error is the tool's error result; a server that dies mid-run fails the run with
 ``MCPServerGoneError`` naming the server. Tools are listed once per run, and again after the server says its list
-changed. The connection lives in one task of its own and closes when the run ends (never on a pause).
+changed. The connection lives in one task of its own and closes when the run ends (never on a pause). At most
+``max_tools`` tools are taken, each with a description of at most ``max_description_chars`` and an input schema of
+at most ``max_schema_bytes``; ``provider.dropped`` names the others and why.
 """
 
 from __future__ import annotations
@@ -16,10 +18,17 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from agentfootprint.mcp._client_limits import (
+    DEFAULT_MAX_DESCRIPTION_CHARS,
+    DEFAULT_MAX_SCHEMA_BYTES,
+    DEFAULT_MAX_TOOLS,
+    DroppedTool,
+    check_limits,
+    keep_tools,
+)
 from agentfootprint.mcp._sdk import sdk
 from agentfootprint.mcp.errors import MCPConnectError, MCPServerGoneError, MCPToolError
 from agentfootprint.tools import ProviderContext, Tool, ToolContext
-from agentfootprint.tools.tool import TOOL_NAME_PATTERN
 
 __all__ = ["DEFAULT_TIMEOUT_S", "MCPToolProvider", "mcp_http", "mcp_stdio", "result_text"]
 
@@ -49,8 +58,23 @@ def result_text(result: Any) -> str:
 class MCPToolProvider:
     """One MCP server as a ``ToolProvider`` (``id`` is its name in the record)."""
 
-    def __init__(self, name: str, server: Callable[[], Any], *, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        name: str,
+        server: Callable[[], Any],
+        *,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        max_tools: int = DEFAULT_MAX_TOOLS,
+        max_description_chars: int = DEFAULT_MAX_DESCRIPTION_CHARS,
+        max_schema_bytes: int = DEFAULT_MAX_SCHEMA_BYTES,
+    ) -> None:
+        check_limits(max_tools, max_description_chars, max_schema_bytes)
         self.id = name
+        self.max_tools = max_tools
+        self.max_description_chars = max_description_chars
+        self.max_schema_bytes = max_schema_bytes
+        self.dropped: tuple[DroppedTool, ...] = ()
+        """The tools the last listing left out, each with its reason (name, over a limit, duplicate)."""
         self.name = name
         self._server = server
         self._timeout = timeout_s
@@ -135,9 +159,17 @@ class MCPToolProvider:
                 raise self._gone_or(exc, None) from None
             listed.extend(page.tools)
             cursor = page.next_cursor
-            if not cursor:
+            if not cursor or len(listed) > 4 * self.max_tools:  # enough to fill the cap past bad entries
                 break
-        return [self._tool(t) for t in listed if isinstance(t.name, str) and TOOL_NAME_PATTERN.match(t.name)]
+        kept, dropped = keep_tools(
+            self.name,
+            listed,
+            max_tools=self.max_tools,
+            max_description_chars=self.max_description_chars,
+            max_schema_bytes=self.max_schema_bytes,
+        )
+        self.dropped = tuple(dropped)
+        return [self._tool(t) for t in kept]
 
     def _tool(self, spec: Any) -> Tool:
         schema = dict(spec.input_schema or {})
@@ -183,6 +215,9 @@ def mcp_stdio(
     name: str | None = None,
     cwd: str | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
+    max_tools: int = DEFAULT_MAX_TOOLS,
+    max_description_chars: int = DEFAULT_MAX_DESCRIPTION_CHARS,
+    max_schema_bytes: int = DEFAULT_MAX_SCHEMA_BYTES,
 ) -> MCPToolProvider:
     """An MCP server started as a subprocess (``env=None``: the SDK's default environment)."""
     if not isinstance(command, str) or not command.strip():
@@ -193,7 +228,14 @@ def mcp_stdio(
     def server() -> Any:
         return sdk().StdioServerParameters(command=command, args=argv, env=extra, cwd=cwd)
 
-    return MCPToolProvider(name or _stdio_name(command, argv), server, timeout_s=timeout_s)
+    return MCPToolProvider(
+        name or _stdio_name(command, argv),
+        server,
+        timeout_s=timeout_s,
+        max_tools=max_tools,
+        max_description_chars=max_description_chars,
+        max_schema_bytes=max_schema_bytes,
+    )
 
 
 def mcp_http(
@@ -202,6 +244,9 @@ def mcp_http(
     *,
     name: str | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
+    max_tools: int = DEFAULT_MAX_TOOLS,
+    max_description_chars: int = DEFAULT_MAX_DESCRIPTION_CHARS,
+    max_schema_bytes: int = DEFAULT_MAX_SCHEMA_BYTES,
 ) -> MCPToolProvider:
     """An MCP server over streamable HTTP at ``url`` (``headers`` go with every request)."""
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
@@ -216,7 +261,14 @@ def mcp_http(
         return streamable_http_client(url, http_client=create_mcp_http_client(headers=sent or None))
 
     host = url.split("//", 1)[1].split("/", 1)[0].rsplit("@", 1)[-1]
-    return MCPToolProvider(name or host, server, timeout_s=timeout_s)
+    return MCPToolProvider(
+        name or host,
+        server,
+        timeout_s=timeout_s,
+        max_tools=max_tools,
+        max_description_chars=max_description_chars,
+        max_schema_bytes=max_schema_bytes,
+    )
 
 
 def _stdio_name(command: str, args: list[str]) -> str:
