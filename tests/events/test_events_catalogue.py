@@ -161,8 +161,8 @@ _SCALARS: dict[Any, st.SearchStrategy[Any]] = {
     str | None: st.none() | st.text(max_size=12),
     int | None: st.none() | st.integers(),
     bool | None: st.none() | st.booleans(),
-    int | float: st.integers() | st.floats(allow_nan=False),
-    int | float | None: st.none() | st.integers() | st.floats(allow_nan=False),
+    int | float: st.integers() | st.floats(allow_nan=False, allow_infinity=False),  # JSON carries no infinity
+    int | float | None: st.none() | st.integers() | st.floats(allow_nan=False, allow_infinity=False),
     list[str]: st.lists(st.text(max_size=5), max_size=3),
     list[str] | None: st.none() | st.lists(st.text(max_size=5), max_size=3),
     list[int] | None: st.none() | st.lists(st.integers(), max_size=3),

@@ -491,6 +491,8 @@ class Stages:
                     run.budget_warned = True
                     warning = lambda: CostBudgetWarning(spent=spent, budget=budget)  # noqa: E731
                     emit(run, scope, ev.COST_BUDGET_WARNING, warning, iteration)
+        thought = [block.text for block in response.reasoning if block.text]
+        extra = {"reasoning": thought} if thought else {}  # the payload carries reasoning only when there is some
         emit(
             run,
             scope,
@@ -500,6 +502,7 @@ class Stages:
                 tool_calls=calls,
                 usage=response.usage.model_dump(),
                 finish_reason=response.finish_reason,
+                **extra,
             ),
             iteration,
         )

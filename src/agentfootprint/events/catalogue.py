@@ -216,11 +216,13 @@ class StreamLlmEnd(EventPayload):
     """A model call answered: its text, the tool calls it asked for, usage and finish reason."""
 
     event_type = "agentfootprint.stream.llm_end"
-    redacted = ("content", "tool_calls")
+    redacted = ("content", "tool_calls", "reasoning")
     content: str
     tool_calls: list[Json]
     usage: Json
     finish_reason: str | None
+    reasoning: list[str] = []
+    """The model's reasoning that came with the reply (thinking or a vendor's summary), never the answer."""
     model: str | None = None
     """The model that answered, when the emitter reports it (the library's own turns do not)."""
     response_model: str | None = None

@@ -21,6 +21,7 @@ from ag_ui.core import (
     PROTOCOL_VERSION,
     BaseEvent,
     Interrupt,
+    MessagesSnapshotEvent,
     RunErrorEvent,
     RunFinishedEvent,
     RunFinishedInterruptOutcome,
@@ -570,6 +571,8 @@ class _Host:
                     protocol_version=PROTOCOL_VERSION,
                 )
             )
+            if plan.out_of_sync:  # the page lost messages the thread holds (a dropped stream): it resyncs first
+                yield encode(_messages_snapshot(plan.conversation))
             if plan.state is not None:
                 yield encode(StateSnapshotEvent(snapshot=plan.state))
             job = asyncio.create_task(self._serve(opened, queue.put_nowait))
@@ -729,6 +732,11 @@ class _Host:
             outcome = _outcome(pause)
         finished = RunFinishedEvent(thread_id=plan.thread_id, run_id=plan.run_id, outcome=outcome, usage=usage)
         return record, finished
+
+
+def _messages_snapshot(messages: tuple[dict[str, Any], ...]) -> MessagesSnapshotEvent:
+    """Every message the thread holds (what a page that lost part of a stream resyncs with)."""
+    return MessagesSnapshotEvent.model_validate({"messages": list(messages)})
 
 
 def _recording(result: RunResult) -> str | None:

@@ -104,6 +104,8 @@ class TurnPlan(_Frozen):
     state: Any = None
     context: Any = None
     conversation: tuple[dict[str, Any], ...] = ()
+    out_of_sync: bool = False
+    """The page sent a history missing messages the thread holds (a stream it lost): it is sent a snapshot."""
 
 
 @dataclass(frozen=True)
@@ -229,6 +231,7 @@ def plan_turn(
         state=state,
         context=context,
         conversation=held.conversation,
+        out_of_sync=not held_ids <= {getattr(m, "id", None) for m in messages},
     )
 
 

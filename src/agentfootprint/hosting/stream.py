@@ -9,6 +9,11 @@ from typing import Any
 
 from ag_ui.core import (
     BaseEvent,
+    ReasoningEndEvent,
+    ReasoningMessageContentEvent,
+    ReasoningMessageEndEvent,
+    ReasoningMessageStartEvent,
+    ReasoningStartEvent,
     StepFinishedEvent,
     StepStartedEvent,
     TextMessageContentEvent,
@@ -137,7 +142,11 @@ class AgUiTranslator:
         message_id = self._message_id or new_id("msg")
         content = payload.content
         streamed = "".join(self._text)
-        if not self._text_open and isinstance(content, str) and content:
+        if self._text_open and payload.reasoning:  # streamed text ends before the reasoning is shown
+            self._sink(TextMessageEndEvent(message_id=message_id))
+            self._text_open = False
+        self._reasoning(payload.reasoning)
+        if not streamed and isinstance(content, str) and content:
             self._sink(TextMessageStartEvent(message_id=message_id, role="assistant"))
             self._sink(TextMessageContentEvent(message_id=message_id, delta=content))
             self._text_open = True
@@ -149,6 +158,18 @@ class AgUiTranslator:
             record: dict[str, Any] = {"id": message_id, "role": "assistant", "content": streamed or None}
             self.messages.append(record)
             self._assistant = record
+
+    def _reasoning(self, given: list[str] | None) -> None:
+        """The reply's reasoning as one AG-UI reasoning message (shown to the page, never kept as the answer)."""
+        texts = [text for text in given or () if isinstance(text, str) and text]
+        if not texts:
+            return
+        reasoning_id = new_id("reasoning")
+        self._sink(ReasoningStartEvent(message_id=reasoning_id))
+        self._sink(ReasoningMessageStartEvent(message_id=reasoning_id, role="reasoning"))
+        self._sink(ReasoningMessageContentEvent(message_id=reasoning_id, delta="\n\n".join(texts)))
+        self._sink(ReasoningMessageEndEvent(message_id=reasoning_id))
+        self._sink(ReasoningEndEvent(message_id=reasoning_id))
 
     def _tool_start(self, payload: StreamToolStart) -> None:
         call_id = str(payload.tool_call_id)
