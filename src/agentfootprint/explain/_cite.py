@@ -270,13 +270,16 @@ class _Judgement:
         key = (arm, index, sentence)
         if key not in self._memo:
             answer = self.answers.got.get((arm, index))
-            self._memo[key] = None if answer is None else bool(self.changed(self.sentences[sentence], answer))
+            if answer is None:
+                return None  # not rerun (yet): never remembered, a later look may run it
+            self._memo[key] = bool(self.changed(self.sentences[sentence], answer))
         return self._memo[key]
 
     def measure(self, pair: _Pair) -> None:
         flips = base = errors = k = 0
         rest = [pair.arm - {m} for m in sorted(pair.arm)] if len(pair.arm) > 1 else []
         rest_flips = [0] * len(rest)
+        rest_seen = [0] * len(rest)
         for i in range(pair.start, pair.stop):
             o = self.outcome(pair.arm, i, pair.sentence)
             b = self.outcome(BASELINE, i, pair.sentence)
@@ -287,14 +290,16 @@ class _Judgement:
             flips += o
             base += b
             for r, arm in enumerate(rest):
-                rest_flips[r] += bool(self.outcome(arm, i, pair.sentence))
+                restored = self.outcome(arm, i, pair.sentence)
+                rest_seen[r] += restored is not None
+                rest_flips[r] += bool(restored)
         pair.flips, pair.samples, pair.errors, pair.base_flips = flips, k, errors, base
         pair.looks.append(fisher_one_sided(flips, k, base, k) if k else 1.0)
         pair.p_value = min(1.0, sequential_p(pair.looks, LOOKS))
         pair.needed = []
-        for rf in rest_flips:  # restoring this member stops the change; it does not still change alone
-            still = rf * 2 > k > 0 and fisher_one_sided(rf, k, base, k) <= self.alpha
-            pair.needed.append(fisher_one_sided(flips, k, rf, k) <= self.alpha and not still)
+        for rf, seen in zip(rest_flips, rest_seen, strict=True):  # restoring it stops the change (on every seed)
+            still = rf * 2 > seen > 0 and fisher_one_sided(rf, seen, base, k) <= self.alpha
+            pair.needed.append(seen == k > 0 and fisher_one_sided(flips, k, rf, k) <= self.alpha and not still)
 
     def judge(self, pairs: list[_Pair], void: set[int]) -> None:
         rejected = holm([p.p_value for p in pairs], self.alpha)
