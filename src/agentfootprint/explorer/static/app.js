@@ -4,7 +4,7 @@
 
 const ROOT = document.body.dataset.root || "";
 const main = document.getElementById("main");
-const state = { query: { q: "", agent: "", since: "", until: "", paused: "any", failed: "any", offset: 0, limit: 50 }, picked: [], source: null };
+const state = { query: { q: "", agent: "", since: "", until: "", paused: "any", failed: "any", offset: 0, limit: 50 }, picked: [], source: null, listing: 0 };
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -121,14 +121,17 @@ async function loadRuns(agentSelect) {
   const tbody = document.querySelector("#runs tbody");
   const count = document.getElementById("count");
   if (!tbody) return;
+  const ticket = ++state.listing;  // only the latest request may paint the list (answers can arrive out of order)
   let page;
   try {
     page = await api(`/api/runs?${queryString(state.query)}`);
   } catch (err) {
+    if (ticket !== state.listing) return;
     tbody.replaceChildren();
     showError(count, err);
     return;
   }
+  if (ticket !== state.listing || !tbody.isConnected) return;
   const select = agentSelect || document.getElementById("agent");
   if (select && select.options.length === 1) {
     for (const a of page.agents) select.append(el("option", { value: a, text: a }));
