@@ -3,25 +3,28 @@ that emitted it (``keep_events``, ``on_event``), so concurrent runs never see ea
 
 from __future__ import annotations
 
+import inspect
 import weakref
 from collections.abc import Callable
 from typing import Any
 
 from agentfootprint.agent._run import AgentRun
 from agentfootprint.agent.record import EventLog
-from agentfootprint.events import AgentEvent, EventDispatcher
+from agentfootprint.events import AgentEvent, DelayedListener, EventDispatcher
 from agentfootprint.flow import Redactor
 
 
 class Route(EventLog):
     """One run's own events (when kept) and its own listener, reached by the agent's router."""
 
-    __slots__ = ("keep", "listener")
+    __slots__ = ("held", "keep", "listener")
 
     def __init__(self, keep: bool, listener: Callable[[AgentEvent], Any] | None) -> None:
         super().__init__()
         self.keep = keep
         self.listener = listener
+        self.held: list[AgentEvent] | None = [] if isinstance(listener, DelayedListener) else None
+        """A delayed listener's events, held until the leg ends (``None`` once released, or never held)."""
 
 
 class RunRoutes:
@@ -53,6 +56,9 @@ class RunRoutes:
             return None
         if route.keep:
             route.append(event)
+        if route.held is not None:
+            route.held.append(event)
+            return None
         return route.listener(event) if route.listener is not None else None
 
     def _latest_route(self) -> Route | None:
@@ -75,3 +81,22 @@ def rescrub(log: EventLog, redactor: Redactor) -> None:
     for event in log:
         redactor.observe("", event.payload)
     log[:] = [e.model_copy(update={"payload": redactor.redact(e.payload)}) for e in log]
+
+
+async def release(route: Route, redactor: Redactor, dispatcher: EventDispatcher) -> None:
+    """A delayed listener's held events, redacted with every secret the run learned, delivered in order."""
+    held, route.held = route.held or [], None
+    listener = route.listener
+    if listener is None:
+        return
+    if redactor.active:
+        for event in held:
+            redactor.observe("", event.payload)
+        held = [e.model_copy(update={"payload": redactor.redact(e.payload)}) for e in held]
+    for event in held:
+        try:
+            result = listener(event)
+            if inspect.isawaitable(result):
+                await result
+        except Exception as exc:  # kept like any listener failure, never stopping the others
+            dispatcher._record(event.type, listener, exc)

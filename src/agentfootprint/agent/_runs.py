@@ -17,7 +17,7 @@ from agentfootprint.agent._options import RunOptions
 from agentfootprint.agent._output import check_output_strategy
 from agentfootprint.agent._resume import PreparedResume
 from agentfootprint.agent._roles import check_message_roles
-from agentfootprint.agent._routes import Route, RunRoutes, rescrub
+from agentfootprint.agent._routes import Route, RunRoutes, release, rescrub
 from agentfootprint.agent._run import AgentRun
 from agentfootprint.agent._run_input import TurnInput
 from agentfootprint.agent.config import AgentConfig
@@ -266,6 +266,8 @@ class AgentRuns:
                 await agent.events.drain(timeout=5)
             if log is not None and log.keep and run.redactor.active:
                 rescrub(log, run.redactor)
+            if log is not None and log.held is not None:
+                await release(log, run.redactor, agent.events)
 
     def recorded(self, run: AgentRun, log: Route | None, snapshot: FlowSnapshot | None, **fields: Any) -> RunRecord:
         """The leg's record; what it does not say (a crash's conversation, identity, answered ask) is the latest's."""

@@ -2,6 +2,7 @@
 ``EventDispatcher``."""
 
 from agentfootprint.events import catalogue, types
+from agentfootprint.events._delayed import DelayedListener, delayed
 from agentfootprint.events.catalogue import *  # noqa: F403  (the payload classes, one per known event type)
 from agentfootprint.events.catalogue import (
     CustomEventPayload,
@@ -28,6 +29,7 @@ __all__ = [
     "KNOWN_EVENT_TYPES",
     "AgentEvent",
     "CustomEventPayload",
+    "DelayedListener",
     "EventDispatcher",
     "EventMeta",
     "EventPayload",
@@ -39,6 +41,7 @@ __all__ = [
     "PayloadArg",
     "UnknownEventTypeError",
     "catalogue",
+    "delayed",
     "parse_payload",
     "payload_class",
     "payload_classes",
