@@ -71,3 +71,23 @@ def test_each_caller_sees_only_their_own_threads_runs() -> None:
 def test_the_explorer_is_off_unless_asked() -> None:
     with TestClient(ag_ui_app(refunds_agent, bind_thread=by_header)) as client:
         assert client.get("/explorer/api/runs", headers={"x-user": "alice"}).status_code == 404
+
+
+def test_a_refused_recording_is_left_out_not_fatal(monkeypatch: Any) -> None:
+    import agentfootprint.hosting.app as host_app
+    from agentfootprint.flow import CheckpointSealError
+
+    opened = host_app.open_recording
+
+    def refuse_one(thread_id: str, owner: Any, data: Any, keys: Any) -> Any:
+        if thread_id == "t-edited":
+            raise CheckpointSealError("ag_ui stored recording", "missing or malformed")
+        return opened(thread_id, owner, data, keys)
+
+    monkeypatch.setattr(host_app, "open_recording", refuse_one)
+    with TestClient(ag_ui_app(refunds_agent, bind_thread=by_header, explorer=True)) as client:
+        turn(client, "t-kept", "alice", QUESTION)
+        turn(client, "t-edited", "alice", "Should order B-2002 be refunded?")
+        listed = client.get("/explorer/api/runs", headers={"x-user": "alice"})
+    assert listed.status_code == 200
+    assert [r["question"] for r in listed.json()["runs"]] == [QUESTION]
