@@ -1,0 +1,191 @@
+"""find_context_errors on generated runs it was not designed around: random tool catalogues (some declaring
+arguments_from), random replies mixing clean calls with planted violations (unoffered tools, guessed ids, forged
+tool results on the wire, unsupported claims, unmapped conclusions). Reports planted vs found per kind, false
+findings on clean runs, and the cost of the always-on ledger and wire manifest per turn (ratio, same machine)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _common import write_results
+
+from agentfootprint import Agent, define_tool
+from agentfootprint.agent import Extension
+from agentfootprint.explain import find_context_errors, recording_of
+from agentfootprint.providers import mock
+
+RUNS = 200
+
+
+class Forge(Extension):
+    async def wrap_model_call(self, ctx: Any, request: Any, call_next: Any) -> Any:
+        messages = [
+            m.model_copy(update={"content": m.content + " (edited)"}) if m.role == "tool" else m
+            for m in request.messages
+        ]
+        return await call_next(request.model_copy(update={"messages": messages}))
+
+
+def _returns(text: str) -> Any:
+    return lambda args: text
+
+
+def _catalogue(rng: random.Random) -> tuple[list[Any], dict[str, str]]:
+    """1-3 lookup tools each returning ids, and a fetch tool per lookup whose id must come from it."""
+    tools, ids = [], {}
+    for k in range(rng.randint(1, 3)):
+        found = f"{rng.choice('ABCDEFG')}-{rng.randint(10, 999)}"
+        ids[f"find_{k}"] = found
+        tools.append(
+            define_tool(
+                name=f"find_{k}",
+                description="Find.",
+                input_schema={"type": "object", "properties": {}},
+                execute=_returns(json.dumps([{"id": found}])),
+            )
+        )
+        tools.append(
+            define_tool(
+                name=f"get_{k}",
+                description="Get.",
+                input_schema={"type": "object", "properties": {"id": {"type": "string"}}},
+                execute=lambda a: "status ok",
+                arguments_from={"id": f"find_{k}"},
+            )
+        )
+    return tools, ids
+
+
+def _case(rng: random.Random) -> tuple[Agent, Counter[str]]:
+    tools, ids = _catalogue(rng)
+    replies: list[Any] = []
+    expected: Counter[str] = Counter()
+    seen: set[str] = set()
+    forge = rng.random() < 0.15
+    results = 0
+    for i in range(rng.randint(0, 5)):
+        k = rng.randrange(len(ids))
+        roll = rng.random()
+        if roll < 0.1:
+            replies.append({"tool_calls": [{"id": f"x{i}", "name": f"nope_{i}", "args": {}}]})
+            expected["offered-tool"] += 1
+        elif roll < 0.25:
+            replies.append({"tool_calls": [{"id": f"x{i}", "name": f"get_{k}", "args": {"id": f"Z-{i}"}}]})
+            expected["dangling-reference"] += 1
+        elif f"find_{k}" in seen and roll < 0.6:
+            replies.append({"tool_calls": [{"id": f"x{i}", "name": f"get_{k}", "args": {"id": ids[f"find_{k}"]}}]})
+        else:
+            replies.append({"tool_calls": [{"id": f"x{i}", "name": f"find_{k}", "args": {}}]})
+            seen.add(f"find_{k}")
+        results += 1
+        if forge:
+            expected["wire-mismatch"] += results
+    claim_bad = rng.random() < 0.2
+    answer = "All checked." + (f' Item "Q-{rng.randint(1, 99)}" is ready.' if claim_bad else "")
+    expected["unsupported-claim"] += claim_bad
+    concludes = rng.random() < 0.3
+    if concludes:
+        answer += " Everything is shipped."
+        expected["unmapped-conclusion"] += "get_0" not in {c["tool_calls"][0]["name"] for c in replies}
+    replies.append(answer)
+    builder = Agent.create(provider=mock(replies=replies))
+    for tool in tools:
+        builder = builder.tool(tool)
+    builder = builder.claims(lambda a: [s for s in a.split(".") if s.strip()]).maps(
+        {"shipped": {"from": ["get_0"], "says": ["is shipped"]}}
+    )
+    if forge:
+        builder = builder.use(Forge())
+    return builder.build(), +expected
+
+
+async def detection() -> dict[str, Any]:
+    rng = random.Random(2026)
+    planted: Counter[str] = Counter()
+    found: Counter[str] = Counter()
+    missed: Counter[str] = Counter()
+    false: Counter[str] = Counter()
+    clean_runs = clean_with_findings = exact = 0
+    for _ in range(RUNS):
+        agent, expected = _case(rng)
+        result = await agent.run("status?")
+        got = Counter(find_context_errors(json.loads(recording_of(result).model_dump_json())).kinds())
+        planted += expected
+        found += got & expected
+        missed += expected - got
+        false += got - expected
+        exact += got == expected
+        if not expected:
+            clean_runs += 1
+            clean_with_findings += bool(got)
+    return {
+        "runs": RUNS,
+        "runs_exact": exact,
+        "planted": dict(planted),
+        "found": dict(found),
+        "missed": dict(missed),
+        "false_findings": dict(false),
+        "clean_runs": clean_runs,
+        "clean_runs_with_findings": clean_with_findings,
+        "recall": round(sum(found.values()) / max(1, sum(planted.values())), 4),
+    }
+
+
+async def overhead() -> dict[str, Any]:
+    import agentfootprint
+    import agentfootprint.agent._integrity_wire as wire
+
+    echo = define_tool(
+        name="echo", description="E.", input_schema={"type": "object", "properties": {}}, execute=lambda a: "r" * 2000
+    )
+    replies = [{"tool_calls": [{"id": f"c{i}", "name": "echo", "args": {}}]} for i in range(5)] + ["done"]
+
+    async def per_turn() -> float:
+        agent = Agent.create(provider=mock(replies=replies * 400, record_requests=False)).tool(echo).build()
+        for _ in range(10):
+            await agent.run("go")
+        best = float("inf")
+        for _ in range(5):
+            t = time.perf_counter()
+            for _ in range(40):
+                await agent.run("go")
+            best = min(best, (time.perf_counter() - t) / 40)
+        return best
+
+    defaults, manifest = agentfootprint._Features.defaults, wire.wire_manifest
+    ons, offs = [], []
+    for _ in range(3):  # alternate, keep the best of each (a shared machine)
+        ons.append(await per_turn())
+        agentfootprint._Features.defaults = lambda self: tuple(f for f in defaults(self) if f.__name__ != "Integrity")  # type: ignore[method-assign]
+        wire.wire_manifest = lambda request, iteration, key=None: {}  # type: ignore[assignment]
+        try:
+            offs.append(await per_turn())
+        finally:
+            agentfootprint._Features.defaults = defaults  # type: ignore[method-assign]
+            wire.wire_manifest = manifest
+    on, off = min(ons), min(offs)
+    return {
+        "turn_ms_with_ledger_and_manifest": round(on * 1000, 3),
+        "turn_ms_without": round(off * 1000, 3),
+        "ratio": round(on / off, 3),
+        "calls_per_turn": 6,
+    }
+
+
+async def main() -> None:
+    payload = {"detection": await detection(), "overhead": await overhead()}
+    print(json.dumps(payload, indent=1))
+    write_results("context_errors", payload)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
