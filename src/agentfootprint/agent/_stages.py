@@ -492,7 +492,9 @@ class Stages:
                     warning = lambda: CostBudgetWarning(spent=spent, budget=budget)  # noqa: E731
                     emit(run, scope, ev.COST_BUDGET_WARNING, warning, iteration)
         thought = [block.text for block in response.reasoning if block.text]
-        extra = {"reasoning": thought} if thought else {}  # the payload carries reasoning only when there is some
+        extra: dict[str, Any] = {"reasoning": thought} if thought else {}  # only when there is some
+        if response.model:  # the provider's own name for the model that answered, when it says
+            extra["response_model"] = response.model
         emit(
             run,
             scope,

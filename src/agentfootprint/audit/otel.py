@@ -91,6 +91,8 @@ GEN_AI_TOOL_CALL_ID = "gen_ai.tool.call.id"
 GEN_AI_TOOL_CALL_ARGUMENTS = "gen_ai.tool.call.arguments"
 GEN_AI_TOOL_CALL_RESULT = "gen_ai.tool.call.result"
 ERROR_TYPE = "error.type"
+SERVER_ADDRESS = "server.address"
+SERVER_PORT = "server.port"
 AF_RUN_ID = "agentfootprint.run_id"
 AF_RUNTIME_STAGE_ID = "agentfootprint.runtime_stage_id"
 AF_ITERATION = "agentfootprint.iteration"
@@ -134,6 +136,76 @@ _SUBSCRIBED = (
     _PAUSE_RESUMED,
 )
 _MAX_NAME = 200
+
+
+_BY_CLASS = {
+    "AnthropicProvider": "anthropic",
+    "AzureOpenAIProvider": "azure.ai.openai",
+    "BedrockProvider": "aws.bedrock",
+    "OllamaProvider": "ollama",
+}
+_BY_HOST = {
+    "api.openai.com": "openai",
+    "api.groq.com": "groq",
+    "api.deepseek.com": "deepseek",
+    "api.mistral.ai": "mistral_ai",
+    "api.x.ai": "x_ai",
+    "api.perplexity.ai": "perplexity",
+    "api.cohere.com": "cohere",
+    "api.anthropic.com": "anthropic",
+    "generativelanguage.googleapis.com": "gcp.gemini",
+}
+
+
+def _unwrapped(provider: Any) -> Any:
+    """The provider that talks to the vendor, through retry and recording wrappers (a fallback's first)."""
+    for _ in range(8):
+        inner = getattr(provider, "inner", None)
+        if inner is None:
+            listed = getattr(provider, "providers", None)
+            inner = listed[0] if isinstance(listed, list | tuple) and listed else None
+        if inner is None:
+            return provider
+        provider = inner
+    return provider
+
+
+def provider_name(provider: Any) -> str:
+    """``gen_ai.provider.name``: the semantic conventions' well-known value for the vendor (``openai``,
+    ``anthropic``, ``gcp.gemini``, ``gcp.vertex_ai``, ``aws.bedrock``, ``azure.ai.openai``...), else the
+    provider's own name."""
+    inner = _unwrapped(provider)
+    kind = type(inner).__name__
+    if kind == "GeminiProvider":
+        return "gcp.vertex_ai" if getattr(inner, "vertex", False) else "gcp.gemini"
+    if kind in _BY_CLASS:
+        return _BY_CLASS[kind]
+    host = _server(inner).get(SERVER_ADDRESS)
+    if isinstance(host, str) and host in _BY_HOST:
+        return _BY_HOST[host]
+    if isinstance(host, str) and host.endswith(".openai.azure.com"):
+        return "azure.ai.openai"
+    return _text(getattr(provider, "name", None) or kind)
+
+
+def _server(provider: Any) -> dict[str, Any]:
+    """``server.address`` / ``server.port`` of a provider that calls a URL (nothing for in-process ones)."""
+    from urllib.parse import urlsplit
+
+    base = getattr(_unwrapped(provider), "base_url", None)
+    if not isinstance(base, str) or not base:
+        return {}
+    try:
+        parts = urlsplit(base)
+        port = parts.port or {"https": 443, "http": 80}.get(parts.scheme)
+    except ValueError:
+        return {}
+    if not parts.hostname:
+        return {}
+    out: dict[str, Any] = {SERVER_ADDRESS: parts.hostname}
+    if port is not None:
+        out[SERVER_PORT] = port
+    return out
 
 
 class OtelUnavailableError(ImportError):
@@ -215,7 +287,8 @@ class _Instrumentation:
         self._stopped = False
         config = getattr(agent, "config", None)
         provider = getattr(config, "provider", None)
-        self._provider_name = _text(getattr(provider, "name", None) or type(provider).__name__)
+        self._provider_name = provider_name(provider)
+        self._server = _server(provider)
         self._model = _text(getattr(config, "model", "") or "")
         self._temperature = getattr(config, "temperature", None)
         self._max_tokens = _int(getattr(config, "max_tokens", None))
@@ -406,6 +479,7 @@ class _Instrumentation:
         model = _text(StreamLlmStart.view(event.payload).model or self._model)
         attrs = self._base(run_id, stage_id, OPERATION_CHAT)
         attrs[GEN_AI_PROVIDER_NAME] = self._provider_name
+        attrs.update(self._server)
         if model:
             attrs[GEN_AI_REQUEST_MODEL] = model
         if isinstance(self._temperature, int | float) and not isinstance(self._temperature, bool):
@@ -432,8 +506,8 @@ class _Instrumentation:
         chat, turn.chat = turn.chat, None
         payload = StreamLlmEnd.view(event.payload)
         span = chat.span
-        model = payload.model or payload.response_model or self._model
-        if model:
+        model = payload.model or payload.response_model  # only what was reported, never the request's model
+        if isinstance(model, str) and model:
             span.set_attribute(GEN_AI_RESPONSE_MODEL, _text(model))
         usage = payload.usage
         if isinstance(usage, Mapping):
