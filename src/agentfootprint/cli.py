@@ -211,6 +211,8 @@ def _app() -> Any:
         host: str = typer.Option("127.0.0.1", help="Interface to bind with --http (loopback by default)."),
         port: int = typer.Option(8000, help="Port with --http."),
         path: str = typer.Option("/mcp", help="Endpoint path with --http."),
+        max_message_bytes: int = typer.Option(4 * 1024 * 1024, help="Largest message accepted, in bytes."),
+        max_turns: int = typer.Option(8, help="Turns allowed to run at once (more are refused)."),
     ) -> None:
         """Serve ``module:factory`` over MCP: one tool named after the agent, argument ``message``."""
         from agentfootprint._sync import run_sync
@@ -218,12 +220,13 @@ def _app() -> Any:
         from agentfootprint.mcp import mcp_app, serve_stdio
 
         factory = load_factory(target)
+        limits = {"max_message_bytes": max_message_bytes, "max_concurrent_turns": max_turns}
         if not http:
-            run_sync(serve_stdio(factory), "serve_stdio")
+            run_sync(serve_stdio(factory, **limits), "serve_stdio")
             return
         import uvicorn
 
-        uvicorn.run(mcp_app(factory, path=path, host=host), host=host, port=port, log_level="warning")
+        uvicorn.run(mcp_app(factory, path=path, host=host, **limits), host=host, port=port, log_level="warning")
 
     @app.command("lint-tools")
     def lint_tools_cmd(

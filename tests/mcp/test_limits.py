@@ -175,7 +175,7 @@ def test_the_served_command_refuses_a_5_mb_line_and_keeps_serving() -> None:
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write(stdin)
     proc.stdin.flush()
-    answers = [json.loads(proc.stdout.readline()) for _ in range(3)]
+    answers = sorted((json.loads(proc.stdout.readline()) for _ in range(3)), key=lambda a: a["id"])
     proc.stdin.close()
     proc.wait(timeout=60)
     proc.stdout.close()
@@ -269,3 +269,28 @@ async def test_a_plain_exception_gets_the_generic_turn_failed_code(caplog: pytes
         == f"Error executing tool concierge: {TURN_FAILED}: the turn failed; the server's log has the detail"
     )  # type: ignore[union-attr]
     assert "t_users" in caplog.text
+
+
+def test_the_command_takes_its_message_limit_from_the_flag() -> None:
+    huge = b'{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"x":"' + b"C" * 3000 + b'"}}'
+    small = dumps({"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
+    stdin = b"\n".join([dumps(INIT), dumps(INITIALIZED), huge, small]) + b"\n"
+    cmd = [sys.executable, "-m", "agentfootprint", "mcp", "tests.mcp.served_agent:make", "--max-message-bytes", "2048"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(stdin)
+    proc.stdin.flush()
+    answers = sorted((json.loads(proc.stdout.readline()) for _ in range(3)), key=lambda a: a["id"])
+    proc.stdin.close()
+    proc.wait(timeout=60)
+    proc.stdout.close()
+    assert answers[1] == {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "error": {
+            "code": -32600,
+            "message": f"{TOO_LARGE}: a message may be at most 2048 bytes",
+            "data": {"code": TOO_LARGE, "limit": 2048},
+        },
+    }
+    assert answers[2]["id"] == 3 and "result" in answers[2]
