@@ -17,6 +17,7 @@ ORDER = [
     "host.py",
     "scale.py",
     "mcp_bench.py",
+    "mcp_limits.py",
     "long_runs.py",
     "observers.py",
     "hostile_input.py",
