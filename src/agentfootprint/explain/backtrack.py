@@ -11,7 +11,7 @@ from agentfootprint._text import summarize_value
 from agentfootprint.context.window import SUMMARY_PREFIX, folded_span_for
 from agentfootprint.errors import AgentFootprintError
 from agentfootprint.explain._targets import RecordLike, as_target
-from agentfootprint.flow import Commit, FlowSnapshot
+from agentfootprint.flow import Commit, FlowSnapshot, thaw
 
 SourceKind = Literal["fact", "steering", "instruction", "skill", "memory", "rag", "tool", "message", "system"]
 HopKind = Literal["answer", "read", "landed", "allowed", "born", "via"]
@@ -310,15 +310,64 @@ def _part_sources(
 
 def _result_id(snap: FlowSnapshot, adder: Commit, name: str, call_id: str) -> str | None:
     """``name#n`` when the commit that appended this tool message ran the call: the run's n-th result of ``name``."""
-    records = snap.value_at("tool_results", adder.idx, adder.namespace, default=None)
-    if not isinstance(records, list | tuple):
-        return None
-    for i in range(len(records) - 1, -1, -1):
-        r = records[i]
-        if isinstance(r, dict) and r.get("call_id") == call_id and r.get("name") == name:
-            same = sum(1 for x in records[: i + 1] if isinstance(x, dict) and x.get("name") == name)
-            return f"{name}#{same}"
-    return None
+    return _result_ids(snap, [(adder, name, call_id)]).get((adder.idx, name, call_id))
+
+
+class _ResultOrdinals:
+    """``tool_results`` folded forward in one namespace: each (name, call id)'s ordinal among results of its name."""
+
+    def __init__(self) -> None:
+        self.listed = False
+        self.counts: dict[str, int] = {}
+        self.last: dict[tuple[str, str], int] = {}
+
+    def reset(self, value: Any) -> None:
+        self.listed, self.counts, self.last = isinstance(value, list | tuple), {}, {}
+        if self.listed:
+            self.extend(value)
+
+    def extend(self, records: Any) -> None:
+        for record in records if isinstance(records, list | tuple) else ():
+            if isinstance(record, dict) and isinstance(record.get("name"), str):
+                name = record["name"]
+                self.counts[name] = self.counts.get(name, 0) + 1
+                self.last[(name, str(record.get("call_id")))] = self.counts[name]
+
+
+def _result_ids(snap: FlowSnapshot, wanted: list[tuple[Commit, str, str]]) -> dict[tuple[int, str, str], str]:
+    """``_result_id`` for many tool messages in one forward pass per namespace (what ``value_at`` would fold)."""
+    out: dict[tuple[int, str, str], str] = {}
+    by_namespace: dict[str, list[tuple[Commit, str, str]]] = {}
+    for item in wanted:
+        by_namespace.setdefault(item[0].namespace, []).append(item)
+    for namespace, items in by_namespace.items():
+        queries: dict[int, list[tuple[str, str]]] = {}
+        for adder, name, call_id in items:
+            queries.setdefault(adder.idx, []).append((name, call_id))
+        fold = _ResultOrdinals()
+        fold.reset(thaw(snap.initial_state.get("tool_results")) if namespace == "" else None)
+        for commit in snap.commit_log[: max(queries) + 1]:
+            if commit.namespace == namespace and commit.applied:
+                if commit.kind == "subflow-enter" and namespace:
+                    fold.reset(None)
+                for w in commit.writes:
+                    if w.path != "tool_results":
+                        continue
+                    if w.verb == "set":
+                        fold.reset(thaw(w.value))
+                    elif w.verb == "delete":
+                        fold.reset(None)
+                    elif w.verb == "append":
+                        if not fold.listed:
+                            fold.reset([])
+                        fold.extend(thaw(w.value))
+                    else:
+                        fold.reset(None)  # merged into a mapping: not a list of results
+            for name, call_id in queries.get(commit.idx, ()):
+                ordinal = fold.last.get((name, call_id)) if fold.listed else None
+                if ordinal is not None:
+                    out[(commit.idx, name, call_id)] = f"{name}#{ordinal}"
+    return out
 
 
 def _call_that_requested(snap: FlowSnapshot, tool_commit: Commit) -> Commit | None:
@@ -341,7 +390,14 @@ def _history_sources(snap: FlowSnapshot, call: Commit, answer_hop: Hop, start: i
     if landed_idx is None:
         return []
     out: list[SourceTrail] = []
-    for n, (added_by, message) in enumerate(_history_provenance(snap, landed_idx, call.namespace)):
+    provenance = list(_history_provenance(snap, landed_idx, call.namespace))
+    wanted = [
+        (snap.commit_log[added_by], str(m.get("tool_name") or "tool"), str(m.get("tool_call_id") or ""))
+        for added_by, m in provenance
+        if isinstance(m, dict) and m.get("role") == "tool"
+    ]
+    result_ids = _result_ids(snap, wanted)
+    for n, (added_by, message) in enumerate(provenance):
         if not isinstance(message, dict):
             continue
         adder = snap.commit_log[added_by]
@@ -369,7 +425,7 @@ def _history_sources(snap: FlowSnapshot, call: Commit, answer_hop: Hop, start: i
                     slot="messages",
                     trigger="tool-result",
                     position=start + n,
-                    result_id=_result_id(snap, adder, name, call_id),
+                    result_id=result_ids.get((adder.idx, name, call_id)),
                     hops=[
                         answer_hop,
                         read,
