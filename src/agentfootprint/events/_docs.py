@@ -21,8 +21,11 @@ run's session, correlation and trace ids). `event.typed` is the payload as its c
 
 **Redaction.** Every payload passes through the run's redaction before any listener sees it: a field whose name is
 in the policy's `keys` (at any depth) reads `[REDACTED]`, and the policy's patterns and the secret values it learned
-are scrubbed from every string. *Redacted* below names the fields that carry user, model or tool text — what a
-policy usually has to scrub. Optional fields appear only when the emitter gives them.
+are scrubbed from every string. A secret the run learns only later (a password typed as free text, named by the
+model as a tool argument afterwards) has already reached a live listener; `on_event=delayed(fn)` hands `fn` the
+run's events once the leg ends, each redacted with every secret the run learned (see "Redaction" in agent.md).
+*Redacted* below names the fields that carry user, model or tool text — what a policy usually has to scrub.
+Optional fields appear only when the emitter gives them.
 """
 
 
