@@ -294,3 +294,16 @@ def test_the_command_takes_its_message_limit_from_the_flag() -> None:
         },
     }
     assert answers[2]["id"] == 3 and "result" in answers[2]
+
+
+def test_over_http_a_body_over_the_limit_is_refused_with_413_and_a_small_one_is_served() -> None:
+    from starlette.testclient import TestClient
+
+    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    big = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"x":"' + b"A" * 3000 + b'"}}'
+    with TestClient(mcp_app(make, max_message_bytes=2048), base_url="http://127.0.0.1:8000") as client:
+        refused = client.post("/mcp", content=big, headers=headers)
+        served = client.post("/mcp", content=dumps(INIT), headers=headers)
+    assert refused.status_code == 413
+    assert "A" * 50 not in refused.text
+    assert served.status_code == 200
