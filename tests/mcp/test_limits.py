@@ -307,3 +307,31 @@ def test_over_http_a_body_over_the_limit_is_refused_with_413_and_a_small_one_is_
     assert refused.status_code == 413
     assert "A" * 50 not in refused.text
     assert served.status_code == 200
+
+
+def noisy() -> Agent:
+    """An agent whose model prints to stdout mid-turn (served by the next test as a subprocess)."""
+
+    def respond(request: LLMRequest) -> str:
+        print("stray output from a handler")
+        return "quiet answer"
+
+    return Agent.create(provider=mock(respond=respond), name="noisy").build()
+
+
+def test_a_handler_printing_to_stdout_does_not_corrupt_the_wire() -> None:
+    ask = {"jsonrpc": "2.0", "id": 2, "method": "tools/call"}
+    ask["params"] = {"name": "noisy", "arguments": {"message": "hi"}}
+    stdin = b"\n".join([dumps(INIT), dumps(INITIALIZED), dumps(ask)]) + b"\n"
+    cmd = [sys.executable, "-m", "agentfootprint", "mcp", "tests.mcp.test_limits:noisy"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(stdin)
+    proc.stdin.flush()
+    answers = [json.loads(proc.stdout.readline()) for _ in range(2)]
+    proc.stdin.close()
+    proc.wait(timeout=60)
+    rest = proc.stdout.read()
+    proc.stdout.close()
+    assert answers[1]["result"]["content"] == [{"type": "text", "text": "quiet answer"}]
+    assert b"stray output" not in rest

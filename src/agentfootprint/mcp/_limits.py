@@ -129,9 +129,9 @@ async def run_bounded_stdio(
     import mcp_types as types
     from mcp.shared.message import SessionMessage
 
+    restores: list[Callable[[], None]] = []
     if read is None or write is None:
-        stdin: Any = sys.stdin.buffer
-        stdout: Any = sys.stdout.buffer
+        stdin, stdout = _claim_std(restores)
 
         async def read_stdin() -> bytes:
             return await anyio.to_thread.run_sync(stdin.read1, CHUNK_BYTES, abandon_on_cancel=True)
@@ -173,8 +173,28 @@ async def run_bounded_stdio(
                 await put(item.message.model_dump_json(by_alias=True, exclude_unset=True).encode())
 
     lowlevel = server._lowlevel_server
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(pump_in)
-        tg.start_soon(pump_out)
-        await lowlevel.run(in_recv, out_send, lowlevel.create_initialization_options())
-        tg.cancel_scope.cancel()
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(pump_in)
+            tg.start_soon(pump_out)
+            await lowlevel.run(in_recv, out_send, lowlevel.create_initialization_options())
+            tg.cancel_scope.cancel()
+    finally:
+        for restore in reversed(restores):
+            restore()
+
+
+def _claim_std(restores: list[Callable[[], None]]) -> tuple[Any, Any]:
+    """stdin/stdout for the wire; fd 0 and 1 diverted while serving (as the SDK's own stdio server does), so a
+    handler's stray print cannot corrupt a message. Falls back to the plain streams without that SDK helper."""
+    try:
+        from mcp.server.stdio import _claim_fd, _open_stdin_diversion, _open_stdout_diversion
+    except ImportError:
+        return sys.stdin.buffer, sys.stdout.buffer
+    stdin, restore_in = _claim_fd(0, sys.stdin, "rb", _open_stdin_diversion)
+    if restore_in is not None:
+        restores.append(restore_in)
+    stdout, restore_out = _claim_fd(1, sys.stdout, "wb", _open_stdout_diversion)
+    if restore_out is not None:
+        restores.append(restore_out)
+    return stdin, stdout
