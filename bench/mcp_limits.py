@@ -1,7 +1,7 @@
 """MCP limits under hostile input:
 
-- server: the served agent's peak RSS after one N MB line (N = 5, 10, 100 and a generated size between; the limit is 4 MiB), next to
-  the same process answering only small messages; each oversized line must be refused with
+- server: the served agent's peak RSS after one N MB line (N = 5, 10, 100 and a generated size between; the limit
+  is 4 MiB), next to the same process answering only small messages; each oversized line must be refused with
   ERR_MCP_MESSAGE_TOO_LARGE and the next message served;
 - client: listing a server offering 5,001 tools (two with 5 MB descriptions) through ``MCPToolProvider``: tools kept,
   tools dropped, and the time, next to a clean server of 100 tools.
