@@ -24,6 +24,7 @@ from agentfootprint.explain import (
     recording_of,
     save_recording,
 )
+from agentfootprint.explain._context_errors import wire_rows
 from agentfootprint.extensions import Integrity
 from agentfootprint.providers import LLMRequest, LLMResponse, Message, mock
 from agentfootprint.tools import InvalidToolDefinitionError
@@ -169,13 +170,33 @@ async def test_the_wire_manifest_names_every_part_that_crossed() -> None:
     )
     result = await agent.run("go")
     writes = [w.value for c in result.record.snapshot.commit_log for w in c.writes if w.path == "llm_call"]
-    second = writes[1]["wire"]
+    recorded = writes[1]["wire"]  # only what follows the prefix it shares with the first call
+    assert recorded["kept"] == 3 and [parse_part(p)[2] for p in recorded["parts"]] == [  # type: ignore[index]
+        "message#1",
+        "tool:c1",
+        "tool-spec:search_orders",
+    ]
+    (_, first), (_, second) = wire_rows(result.record.snapshot)  # type: ignore[union-attr]
+    assert len(first["parts"]) == 4
     ids = [parse_part(p)[2] for p in second["parts"]]  # type: ignore[index]
     assert ids == ["system#0", "system#1", "message#0", "message#1", "tool:c1", "tool-spec:search_orders"]
     tool_part = parse_part(second["parts"][4])
     assert tool_part == (digest('[{"order_id": "A-17"}, {"order_id": "B-20"}]'), "tool", "tool:c1")
     assert second["sha256"] == digest("".join(p[:64] for p in second["parts"]))
     assert second["keyed"] is False and second["iteration"] == 2
+
+
+async def test_a_long_runs_manifests_grow_with_what_each_call_adds_not_its_history() -> None:
+    calls = [_call(i, "search_orders", q=str(i)) for i in range(1, 41)]
+    agent = Agent.create(provider=mock(replies=[*calls, "done"]), max_iterations=45).tool(_search()).build()
+    result = await agent.run("go")
+    snapshot = result.record.snapshot  # type: ignore[union-attr]
+    rows = list(wire_rows(snapshot))
+    recorded = [w.value["wire"] for c in snapshot.commit_log for w in c.writes if w.path == "llm_call"]
+    # linear: each call records its 2 new messages and the tool spec that follows them
+    assert len(rows) == 41 and sum(len(r["parts"]) for r in recorded) == 2 + 3 * 40
+    assert [len(row["parts"]) for _, row in rows] == [2 + 2 * i for i in range(41)]
+    assert find_context_errors(result) == []
 
 
 def test_keyed_digests_cannot_be_recomputed_without_the_key() -> None:

@@ -394,7 +394,7 @@ class Stages:
         return request, messages
 
     async def call_llm(self, scope: Scope) -> None:
-        from agentfootprint.agent._integrity_wire import wire_manifest
+        from agentfootprint.agent._integrity_wire import WireMemo, wire_manifest
         from agentfootprint.agent._model_call import call_provider
 
         run = self.run_of(scope)
@@ -427,8 +427,14 @@ class Stages:
         emit(run, scope, ev.STREAM_LLM_START, llm_start, iteration)
 
         async def innermost(req: LLMRequest) -> LLMResponse:
-            key = secrets.token_bytes(32) if run.redactor.active else None  # under redaction: unguessable digests
-            turn.llm_call = {**record, "wire": wire_manifest(req, iteration, key)}  # what crosses, after every hook
+            if run.redactor.active and run.wire_key is None:  # under redaction: digests nobody can guess back
+                run.wire_key = secrets.token_bytes(32)
+            key = run.wire_key if run.redactor.active else None
+            if run.wire_memo is None or run.wire_memo.key != key:
+                run.wire_memo = WireMemo(key)
+            manifest = wire_manifest(req, iteration, key, run.wire_parts, run.wire_memo)
+            run.wire_parts = [*run.wire_parts[: manifest["kept"]], *manifest["parts"]]
+            turn.llm_call = {**record, "wire": manifest}  # what crosses, after every hook
             return await call_provider(run, scope, req, iteration)
 
         try:

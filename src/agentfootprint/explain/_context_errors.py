@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from agentfootprint.agent._integrity_wire import WIRE_KEY, parse_part
+from agentfootprint.agent._integrity_wire import WIRE_KEY, full_parts, parse_part
 from agentfootprint.errors import AgentFootprintError
 from agentfootprint.explain._targets import as_target
 from agentfootprint.flow import FlowSnapshot
@@ -95,7 +95,9 @@ def _filed(snap: FlowSnapshot, key: str) -> Iterator[tuple[str, Any]]:
 
 
 def wire_rows(snap: FlowSnapshot) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    """Each model call's wire manifest, with the runtime stage id of the call."""
+    """Each model call's wire manifest, with the runtime stage id of the call and its full part list rebuilt from
+    the kept prefixes (``parts`` is None when a row cannot be rebuilt)."""
+    found: list[tuple[str, dict[str, Any]]] = []
     for commit in snap.commit_log:
         if commit.namespace or not commit.applied:
             continue
@@ -103,7 +105,10 @@ def wire_rows(snap: FlowSnapshot) -> Iterator[tuple[str, Mapping[str, Any]]]:
             if write.path == "llm_call" and write.verb == "set" and isinstance(write.value, Mapping):
                 row = write.value.get(WIRE_KEY)
                 if isinstance(row, Mapping):
-                    yield commit.runtime_stage_id, row
+                    found.append((commit.runtime_stage_id, dict(row)))
+    rebuilt = full_parts([row for _, row in found])
+    for (stage, row), parts in zip(found, rebuilt, strict=True):
+        yield stage, {**row, "parts": parts}
 
 
 def _text(value: Any, limit: int = 200) -> str | None:
@@ -135,9 +140,15 @@ def _wire(snap: FlowSnapshot) -> Iterator[ContextError]:
         if isinstance(r, Mapping) and isinstance(r.get("content"), str)
     }
     for stage, row in wire_rows(snap):
-        if not isinstance(row.get("parts"), list):
-            continue
         iteration = row.get("iteration") if isinstance(row.get("iteration"), int) else None
+        if not isinstance(row.get("parts"), list):
+            yield ContextError(
+                kind="wire-mismatch",
+                stage_id=stage,
+                message="the call's manifest cannot be rebuilt from the calls before it",
+                iteration=iteration,
+            )
+            continue
         parts = [p for p in (parse_part(t) for t in row["parts"]) if p is not None]
         if row.get("keyed"):
             continue  # digests keyed for redaction: nothing in a served record can be compared with them
