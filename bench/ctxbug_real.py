@@ -81,7 +81,7 @@ def candidates(seed: int = 7) -> list[dict[str, Any]]:
     """Planted cases over every topic and pattern, 4-8 sources each (deterministic)."""
     rng = random.Random(seed)
     out: list[dict[str, Any]] = []
-    for round_ in range(4):
+    for round_ in range(8):
         for t_i, (question, template) in enumerate(TOPICS):
             pattern = PATTERNS[(t_i + round_) % len(PATTERNS)]
             value = str(rng.randint(1000, 9999))
@@ -154,7 +154,7 @@ async def ground_truth(agent: Agent, case: dict[str, Any], changed: Any) -> str:
     return ""
 
 
-async def run_real(limit: int = 24) -> dict[str, Any]:
+async def run_real(limit: int = 24, save: bool = False) -> dict[str, Any]:
     """Keep the cases the model follows, localize them with the defaults, and report honest figures."""
     try:
         from agentfootprint.providers.local import local_llm
@@ -218,9 +218,16 @@ async def run_real(limit: int = 24) -> dict[str, Any]:
             )
             print(f"  {case['name']}: exact={rows[-1]['exact']} reruns={report.reruns} "
                   f"calls={rows[-1]['model_calls']} {rows[-1]['seconds']}s", flush=True)  # fmt: skip
+            if save:  # a slow, shared CPU: what finished so far is on disk
+                write_results("ctxbug_real", summary(rows, skipped, started, done=False))
     finally:
         raw.close()
+    return summary(rows, skipped, started, done=True)
+
+
+def summary(rows: list[dict[str, Any]], skipped: list[dict[str, Any]], started: float, done: bool) -> dict[str, Any]:
     return {
+        "finished": done,
         "model": "Gemma-3-270M-it Q4_K_M (llama.cpp in-process, 1 thread, CPU)",
         "temperature": TEMPERATURE,
         "answer_pattern": ANSWER_PATTERN,
@@ -246,7 +253,7 @@ async def run_real(limit: int = 24) -> dict[str, Any]:
 
 if __name__ == "__main__":
     limit = int(sys.argv[sys.argv.index("--cases") + 1]) if "--cases" in sys.argv else 24
-    result = asyncio.run(run_real(limit))
+    result = asyncio.run(run_real(limit, save=True))
     path = write_results("ctxbug_real", result)
     keys = ("cases", "not_followed", "exact", "instances_with_a_non_culprit_confirmed", "reruns_median")
     print(f"ctxbug_real: { {k: result.get(k) for k in keys} } -> {path}")
