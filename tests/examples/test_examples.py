@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import runpy
 import subprocess
 import sys
@@ -100,7 +101,8 @@ def test_cli_demo_tells_the_whole_story(tmp_path: Path) -> None:
     assert "CAUSAL: ablating fact 'vip-override-fact' flipped the outcome in 4/4" in out
     assert "Culprit: fact 'vip-override-fact'" in out
     assert "Why was this letter sent?" in out  # the engine demo's causal slice
-    assert "NOT CONFIRMED: ablating fact 'goodwill-fact' flipped the outcome in 0/3" in out  # each alone: nothing
+    # each alone: nothing (the sequential test stops at the look that settles it, so the sample count may vary)
+    assert re.search(r"NOT CONFIRMED: ablating fact 'goodwill-fact' flipped the outcome in 0/\d+ ", out)
     assert "Culprit set {goodwill-fact, vip-override-fact}" in out  # the pair: a 1-minimal culprit set
     assert "restoring any one of them alone stops the flip" in " ".join(out.split())  # rich wraps long claims
     assert "<mark class='culprit'" in report.read_text()

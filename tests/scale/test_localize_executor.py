@@ -77,8 +77,9 @@ async def test_failed_remote_reruns_are_counted_as_errors() -> None:
         executor=InProcessExecutor(),
         agent_factory="tests.scale.factories:broken",
     )
-    assert report.baseline_errors == 2 and "rerun-errors" in report.honesty_flags
-    assert all(s.errors == 2 for s in report.suspects)
+    assert report.baseline_errors == 2 and report.reruns == 2  # nothing more is spent once the baseline failed
+    assert {"rerun-errors", "baseline-reruns-failed"} <= set(report.honesty_flags)
+    assert report.confirmed_sets == [] and all(s.verdict == "inconclusive" for s in report.suspects)
 
 
 async def test_group_search_through_an_executor_finds_the_same_culprit_set() -> None:

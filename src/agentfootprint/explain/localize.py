@@ -610,6 +610,9 @@ class _Localization:
         self.base = ArmResult(BASELINE, "inconclusive", flips, len(base), sum(1 for o in base if o is None), flips,
                               None, True)  # fmt: skip
         size = max(1, judge.samples)
+        if base and all(o is None for o in base):  # not one rerun came back: no arm can be judged against it
+            self.flags.append("baseline-reruns-failed")
+            return
         # the wrong answer may be the model's rare one: once the baseline flips more than half of the time, it
         # grows (by half) until a binomial test says its flip rate is above 1/2 (nothing judged) or below it
         doubt = flips * 2 > len(base)
