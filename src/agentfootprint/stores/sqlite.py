@@ -38,9 +38,28 @@ def connect_sqlite(
     conn = driver.connect(target, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None, check_same_thread=False)
     conn.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_SECONDS * 1000)}")
     if target != IN_MEMORY:
-        conn.execute("PRAGMA journal_mode=WAL")
+        _switch_to_wal(conn)
     conn.execute("PRAGMA synchronous=FULL" if durable else "PRAGMA synchronous=NORMAL")
     return conn
+
+
+def _switch_to_wal(conn: Any) -> None:
+    """``PRAGMA journal_mode=WAL``, retried while another process holds the file: SQLite answers that switch with
+    "database is locked" at once, without waiting in the busy handler (two processes opening a new file at once)."""
+    import time
+
+    deadline = time.monotonic() + BUSY_TIMEOUT_SECONDS
+    pause = 0.005
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except Exception as exc:
+            locked = "locked" in str(exc) or "busy" in str(exc)
+            if not locked or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.1)
 
 
 @contextmanager
