@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests._doc_blocks import run_blocks
+
 DOC = Path(__file__).parents[2] / "docs" / "integrity.md"
 
 
@@ -19,15 +21,7 @@ def test_the_integrity_page_runs_and_prints_what_it_promises(
     mine = text if end == -1 else text[:end]
     blocks = re.findall(r"```python\n(.*?)```", mine, flags=re.S)
     assert len(blocks) == 5
-    namespace: dict[str, object] = {"__name__": "integrity_doc"}
-    for block in blocks:
-        exec(compile(block, str(DOC), "exec"), namespace)
+    promised = run_blocks(blocks, DOC, "integrity_doc")
     out = capsys.readouterr().out.splitlines()
-    promised = [
-        line.split("  # ", 1)[1].strip()
-        for block in blocks
-        for line in block.splitlines()
-        if re.match(r"^\s*print\(.*\)\s+# ", line)
-    ]
     assert len(promised) == 7
     assert out == promised

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests._doc_blocks import run_blocks
+
 DOC = Path(__file__).parents[2] / "docs" / "whatif.md"
 
 
@@ -21,15 +23,7 @@ def test_the_fork_section_runs_and_prints_what_it_promises(
     parts = [text[: text.index("\n## ")], text[start : end if end != -1 else len(text)]]
     blocks = [b for part in parts for b in re.findall(r"```python\n(.*?)```", part, flags=re.S)]
     assert len(blocks) == 4
-    namespace: dict[str, object] = {"__name__": "whatif_fork_doc"}
-    for block in blocks:
-        exec(compile(block, str(DOC), "exec"), namespace)
+    promised = run_blocks(blocks, DOC, "whatif_fork_doc")
     out = capsys.readouterr().out.splitlines()
-    promised = [
-        line.split("  # ", 1)[1].strip()
-        for block in blocks
-        for line in block.splitlines()
-        if re.match(r"^\s*print\(.*\)\s+# ", line)
-    ]
     assert len(promised) == 8
     assert out == promised

@@ -11,15 +11,10 @@ import pytest
 from typer.testing import CliRunner
 
 from agentfootprint.cli import app
+from tests._doc_blocks import run_blocks, section
 
 DOC = Path(__file__).parents[2] / "docs" / "interop.md"
 SECTIONS = ("Import a trace", "Explain it", "Prove the culprit at one step")
-
-
-def _section(text: str, title: str) -> str:
-    start = text.index(f"\n## {title}\n")
-    end = text.find("\n## ", start + 1)
-    return text[start : end if end != -1 else len(text)]
 
 
 def test_import_explain_and_prove_sections_print_what_they_promise(
@@ -27,23 +22,15 @@ def test_import_explain_and_prove_sections_print_what_they_promise(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     text = DOC.read_text()
-    blocks = [b for t in SECTIONS for b in re.findall(r"```python\n(.*?)```", _section(text, t), flags=re.S)]
+    blocks = [b for t in SECTIONS for b in re.findall(r"```python\n(.*?)```", section(text, t), flags=re.S)]
     assert len(blocks) == 3
-    namespace: dict[str, object] = {"__name__": "interop_import_doc"}
-    for block in blocks:
-        exec(compile(block, str(DOC), "exec"), namespace)
+    promised = run_blocks(blocks, DOC, "interop_import_doc")
     out = capsys.readouterr().out.splitlines()
-    promised = [
-        line.split("  # ", 1)[1].strip()
-        for block in blocks
-        for line in block.splitlines()
-        if re.match(r"^\s*print\(.*\)\s+# ", line)
-    ]
     assert len(promised) == 9
     assert out == promised
     assert "foreign-trace" in (tmp_path / "why.html").read_text()
 
-    console = re.findall(r"```console\n(.*?)```", _section(text, "From the command line"), flags=re.S)
+    console = re.findall(r"```console\n(.*?)```", section(text, "From the command line"), flags=re.S)
     assert len(console) == 1
     lines = console[0].splitlines()
     commands = [(i, shlex.split(line[2:])) for i, line in enumerate(lines) if line.startswith("$ ")]
