@@ -43,7 +43,7 @@ def parse_part(text: str) -> tuple[str, str, str] | None:
 class WireMemo:
     """A run's digested messages and tool specs by position: a call re-digests only what changed since the last."""
 
-    __slots__ = ("key", "message_parts", "messages", "spec_parts", "specs")
+    __slots__ = ("head", "head_messages", "head_system", "key", "message_parts", "messages", "spec_parts", "specs")
 
     def __init__(self, key: bytes | None = None) -> None:
         self.key = key
@@ -51,6 +51,29 @@ class WireMemo:
         self.message_parts: list[str] = []
         self.specs: list[Any] = []
         self.spec_parts: list[str] = []
+        self.head: Any = None
+        """The whole-digest hash over the last call's system and message parts (extended, never redone)."""
+        self.head_system: list[str] = []
+        self.head_messages: list[str] = []
+
+
+def _hasher(key: bytes | None) -> Any:
+    return hmac.new(key, digestmod=hashlib.sha256) if key is not None else hashlib.sha256()
+
+
+def _whole(system: list[str], messages: list[str], specs: list[str], memo: WireMemo) -> str:
+    """``digest("".join(p[:64] for p in parts), key)``, hashing only the message parts added since the last call."""
+    known = len(memo.head_messages)
+    if memo.head is not None and memo.head_system == system and messages[:known] == memo.head_messages:
+        head, fresh = memo.head.copy(), messages[known:]
+    else:
+        head, fresh = _hasher(memo.key), [*system, *messages]
+    for p in fresh:
+        head.update(p[:64].encode("ascii", "surrogatepass"))
+    memo.head, memo.head_system, memo.head_messages = head.copy(), system, messages
+    for p in specs:
+        head.update(p[:64].encode("ascii", "surrogatepass"))
+    return str(head.hexdigest())
 
 
 def wire_manifest(
@@ -63,8 +86,10 @@ def wire_manifest(
     """One call's manifest row: the digest of all its part digests in order, and its parts (each a digest, kind and
     id: ``system#i``, ``message#i``, ``tool:<call id>``, ``tool-spec:<name>``) after the first ``kept`` it shares
     with ``previous`` (the last call's full list)."""
-    parts = _parts(request, key, memo if memo is not None and memo.key == key else WireMemo(key))
-    whole = digest("".join(p[:64] for p in parts), key)
+    memo = memo if memo is not None and memo.key == key else WireMemo(key)
+    system, messages, specs = _parts(request, key, memo)
+    parts = [*system, *messages, *specs]
+    whole = _whole(system, messages, specs, memo)
     kept = 0
     if previous and parts[: len(previous)] == previous:  # the usual case: this call extends the last one
         kept = len(previous)
@@ -111,7 +136,7 @@ def _same(before: list[Any], i: int, item: Any) -> bool:
     return i < len(before) and (before[i] is item or before[i] == item)
 
 
-def _parts(request: LLMRequest, key: bytes | None, memo: WireMemo) -> list[str]:
+def _parts(request: LLMRequest, key: bytes | None, memo: WireMemo) -> tuple[list[str], list[str], list[str]]:
     parts: list[str] = []
     paragraphs = [p for p in request.system_prompt.split("\n\n") if p.strip()] if request.system_prompt else []
     for i, paragraph in enumerate(paragraphs):
@@ -131,7 +156,7 @@ def _parts(request: LLMRequest, key: bytes | None, memo: WireMemo) -> list[str]:
     ]
     memo.messages, memo.message_parts = list(request.messages), message_parts
     memo.specs, memo.spec_parts = list(request.tools), spec_parts
-    return [*parts, *message_parts, *spec_parts]
+    return parts, message_parts, spec_parts
 
 
 __all__ = ["WIRE_KEY", "WireMemo", "digest", "full_parts", "parse_part", "part", "wire_manifest"]
