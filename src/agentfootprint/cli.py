@@ -53,6 +53,19 @@ def open_recording(path: str, run_id: str | None) -> Any:
         raise InvalidRecordingError(f"{exc}; {HOW_TO_RECORD}") from None
 
 
+def _localize_recording(rec: Any, agent: str, changed_if: str | None) -> Any:
+    """Localize a stored run by rerunning it on the agent ``agent`` ("module:factory") builds."""
+    from agentfootprint._sync import run_sync
+    from agentfootprint.explain import localize_context_bug
+    from agentfootprint.explorer.prove import bind_recording, outcome_changed
+    from agentfootprint.hosting.serve import check_factory, load_factory
+
+    factory = load_factory(agent)
+    check_factory(factory, agent)
+    record = bind_recording(rec, factory)
+    return run_sync(localize_context_bug(record, outcome_changed=outcome_changed(changed_if), progress=False))
+
+
 def _version_callback(value: bool) -> None:
     if value:
         import typer
@@ -136,14 +149,23 @@ def _app() -> Any:
         recording: str = typer.Argument(..., help="A recording: .json, or .sqlite/.db (one row per run)."),
         output: str = typer.Option("report.html", "--output", "-o", help="Where to write the HTML report."),
         run_id: str = typer.Option(None, "--run-id", help="In a SQLite recording: this run (default: the newest)."),
+        agent: str = typer.Option(
+            None, "--agent", help="module:factory building the agent that made the run: localize, and show suspects."
+        ),
+        changed_if: str = typer.Option(
+            None, "--changed-if", help="With --agent: the outcome changed when this text is in one answer only."
+        ),
     ) -> None:
-        """Write the HTML report of a stored recording."""
+        """Write the HTML report of a stored recording (with ``--agent``, its suspects proved by reruns)."""
         from agentfootprint.explain import backtrack, report_html
 
         target = writable_path(output, "report")
         rec = open_recording(recording, run_id)
-        write_text(target, report_html(backtrack(rec), snapshot=rec.snapshot), "report")
-        print(f"wrote {target}")
+        localization = _localize_recording(rec, agent, changed_if) if agent else None
+        if changed_if and not agent:
+            print("--changed-if is used only with --agent (a recording alone cannot rerun)", file=sys.stderr)
+        write_text(target, report_html(backtrack(rec), localization, snapshot=rec.snapshot), "report")
+        print(f"wrote {target}" + (f" ({localization.reruns} reruns)" if localization is not None else ""))
 
     @app.command("diff")
     def diff_cmd(
