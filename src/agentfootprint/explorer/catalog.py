@@ -96,6 +96,21 @@ def row_of(rec: Recording, *, created_at: float, size: int) -> RunRow:
     )
 
 
+def _paged(rows: list[RunRow], query: RunQuery) -> RunsPage:
+    """One page of the rows ``query`` matches (rows in listing order), with the agents of all rows."""
+    picked = [r for r in rows if _matches(r, query)]
+    shown = picked[query.offset : query.offset + query.limit]
+    end = query.offset + len(shown)
+    return RunsPage(
+        runs=shown,
+        total=len(picked),
+        offset=query.offset,
+        limit=query.limit,
+        next_offset=end if end < len(picked) else None,
+        agents=sorted({r.agent for r in rows}),
+    )
+
+
 def _matches(row: RunRow, query: RunQuery) -> bool:
     if query.q:
         needle = query.q.casefold()
@@ -177,17 +192,7 @@ class FileCatalog(Catalog):
         with self._lock:
             self._scan()
             rows = list(self._rows)
-        picked = [r for r in rows if _matches(r, query)]
-        shown = picked[query.offset : query.offset + query.limit]
-        end = query.offset + len(shown)
-        return RunsPage(
-            runs=shown,
-            total=len(picked),
-            offset=query.offset,
-            limit=query.limit,
-            next_offset=end if end < len(picked) else None,
-            agents=sorted({r.agent for r in rows}),
-        )
+        return _paged(rows, query)
 
     def body(self, run_id: str) -> Recording:
         with self._lock:
@@ -410,17 +415,7 @@ class MemoryCatalog(Catalog):
         with self._lock:
             rows = [row for _, row in self._items.values()]
         rows.sort(key=lambda r: (r.created_at, r.run_id), reverse=True)
-        picked = [r for r in rows if _matches(r, query)]
-        shown = picked[query.offset : query.offset + query.limit]
-        end = query.offset + len(shown)
-        return RunsPage(
-            runs=shown,
-            total=len(picked),
-            offset=query.offset,
-            limit=query.limit,
-            next_offset=end if end < len(picked) else None,
-            agents=sorted({r.agent for r in rows}),
-        )
+        return _paged(rows, query)
 
     def body(self, run_id: str) -> Recording:
         with self._lock:
