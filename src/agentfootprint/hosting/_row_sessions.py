@@ -19,6 +19,7 @@ from agentfootprint.hosting.sessions import (
     encode_thread,
 )
 from agentfootprint.stores.errors import StoreUnavailableError
+from agentfootprint.stores.ledger import DecisionLedger, PostgresDecisionLedger, SQLiteDecisionLedger
 from agentfootprint.stores.sessions import (
     RowLease,
     SessionRows,
@@ -56,6 +57,17 @@ class RowSessions:
         self.backend = backend
         self.lease_seconds = backend.lease_seconds
         self._clock = clock
+        self._ledger: SQLiteDecisionLedger | PostgresDecisionLedger | None = None
+
+    def _kept_ledger(self) -> DecisionLedger:
+        """The consent ledger kept in the same storage (opened once; ``close`` closes it)."""
+        if self._ledger is None:
+            self._ledger = self._open_ledger()
+        return self._ledger
+
+    def _open_ledger(self) -> SQLiteDecisionLedger | PostgresDecisionLedger:
+        """This backend's decision ledger (each store opens its own kind)."""
+        raise NotImplementedError
 
     @staticmethod
     def _row_lease(lease: ThreadLease) -> RowLease:
@@ -129,7 +141,10 @@ class RowSessions:
             return await self.backend.purge(older_than)
 
     async def close(self) -> None:
-        """Release the backend's connections."""
+        """Release the backend's connections (the ledger's too; it reopens on next use)."""
+        ledger, self._ledger = self._ledger, None
+        if ledger is not None:
+            ledger.close()
         await self.backend.close()
 
     def _summary(self, thread_id: str, row: ThreadRow) -> ThreadSummary:

@@ -40,7 +40,6 @@ class PostgresSessions(RowSessions):
             raise HostingConfigError("pool_size must be a positive int")
         clock = clock or time.time
         self._dsn = dsn
-        self._ledger: PostgresDecisionLedger | None = None
         self._table = check_table_name(table)
         rows = PostgresSessionRows(
             dsn, lease_seconds=check_lease_seconds(lease_seconds), table=table, pool_size=pool_size, clock=clock
@@ -49,16 +48,10 @@ class PostgresSessions(RowSessions):
 
     def decision_ledger(self) -> DecisionLedger:
         """The consent ledger kept in the same database, so a host restarted over these threads never spends twice."""
-        if self._ledger is None:
-            self._ledger = PostgresDecisionLedger(self._dsn)
-        return self._ledger
+        return self._kept_ledger()
 
-    async def close(self) -> None:
-        """Release the database connections (the ledger's too; it reopens on next use)."""
-        ledger, self._ledger = self._ledger, None
-        if ledger is not None:
-            ledger.close()
-        await super().close()
+    def _open_ledger(self) -> PostgresDecisionLedger:
+        return PostgresDecisionLedger(self._dsn)
 
     @asynccontextmanager
     async def _connection(self) -> AsyncIterator[Any]:

@@ -41,7 +41,6 @@ class SqliteSessions(RowSessions):
     ) -> None:
         clock = clock or time.time
         self.path = str(path)
-        self._ledger: SQLiteDecisionLedger | None = None
         self._table = check_table_name(table)
         rows = SqliteSessionRows(path, lease_seconds=check_lease_seconds(lease_seconds), table=table, clock=clock)
         super().__init__(rows, clock)
@@ -52,16 +51,10 @@ class SqliteSessions(RowSessions):
 
     def decision_ledger(self) -> DecisionLedger:
         """The consent ledger kept in the same file, so a host restarted over these threads never spends twice."""
-        if self._ledger is None:
-            self._ledger = SQLiteDecisionLedger(self.path)
-        return self._ledger
+        return self._kept_ledger()
 
-    async def close(self) -> None:
-        """Release the file's connections (the ledger's too; it reopens on next use)."""
-        ledger, self._ledger = self._ledger, None
-        if ledger is not None:
-            ledger.close()
-        await super().close()
+    def _open_ledger(self) -> SQLiteDecisionLedger:
+        return SQLiteDecisionLedger(self.path)
 
 
 def sqlite_sessions(
