@@ -3,18 +3,16 @@ sealed pause put back in the store and resumed after a restart never runs a cons
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _ledger_race import refund_agent
 from agui_http import body, client, of, turn, user
 
-from agentfootprint import Agent, define_tool
 from agentfootprint.agent import InMemoryDecisionLedger, SQLiteDecisionLedger
 from agentfootprint.hosting import ag_ui_app, memory_sessions, sqlite_sessions
-from agentfootprint.providers import LLMRequest, mock
 
 KEY = "host key"
 
@@ -35,24 +33,7 @@ class PutBack:
 
 
 def _factory(effects: Path, ledger: Any = None) -> Any:
-    def refund(args: dict[str, Any], ctx: Any) -> str:
-        with effects.open("a", encoding="utf-8") as out:
-            out.write(json.dumps(args) + "\n")
-        return f"refunded {args['amount']}"
-
-    def respond(req: LLMRequest) -> Any:
-        if not any(m.role == "tool" for m in req.messages):
-            return {"tool_calls": [{"id": "r1", "name": "refund_order", "args": {"order_id": "A-1", "amount": 480}}]}
-        return f"done: {req.messages[-1].content}"
-
-    tool = define_tool(
-        name="refund_order",
-        description="Refund an order",
-        input_schema={"type": "object", "properties": {"order_id": {"type": "string"}, "amount": {"type": "number"}}},
-        execute=refund,
-        check_in=True,
-    )
-    return lambda: Agent.create(provider=mock(respond=respond), decision_ledger=ledger).tool(tool).build()
+    return lambda: refund_agent(effects, ledger)
 
 
 def _approve(interrupt: dict[str, Any]) -> list[dict[str, Any]]:
