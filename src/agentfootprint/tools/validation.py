@@ -1,4 +1,10 @@
-"""A small JSON-Schema validator for tool arguments: issues name the path and type, never the value."""
+"""A small JSON-Schema validator for tool arguments: issues name the path and type, never the value.
+
+Draft 2020-12 semantics, including ``contains``/``minContains``/``maxContains``, ``dependentRequired``,
+``dependentSchemas``, ``if``/``then``/``else`` and ``unevaluatedProperties``/``unevaluatedItems``. It stays ours
+rather than a dependency: its patterns are vetted against unbounded backtracking, its work is bounded, its issues
+never quote a value, and ``multipleOf`` on floats is judged with a tolerance (``0.3`` is a multiple of ``0.1``).
+"""
 
 from __future__ import annotations
 
@@ -285,6 +291,10 @@ class _Validator:
                 f"not {describe_schema(schema['not'], self.root)}",
                 "value has a shape that is not allowed",
             )
+        if "if" in schema:
+            branch = schema.get("else") if self.probe(schema["if"], value, path) else schema.get("then")
+            if branch is not None:
+                self.check(branch, value, path)
         types = schema.get("type")
         if types is not None:
             names = types if isinstance(types, list) else [types]
@@ -309,6 +319,52 @@ class _Validator:
             self._array(schema, value, path)
         elif isinstance(value, dict):
             self._object(schema, value, path)
+        if "unevaluatedProperties" in schema and isinstance(value, dict) and not self.full:
+            self._unevaluated_properties(schema, value, path)
+        if "unevaluatedItems" in schema and isinstance(value, list | tuple) and not self.full:
+            self._unevaluated_items(schema, value, path)
+
+    def _unevaluated_properties(self, schema: dict[str, Any], value: dict[Any, Any], path: Path) -> None:
+        seen = _Annotations(self, value, path).keys(schema, own=True, depth=0)
+        sub = schema["unevaluatedProperties"]
+        for key, item in value.items():
+            if seen is None or key in seen or self.full:
+                continue
+            if sub is False:
+                self.add((*path, key), "no such property", "unexpected property (not evaluated by the schema)")
+            else:
+                self.check(sub, item, (*path, key))
+
+    def _unevaluated_items(self, schema: dict[str, Any], value: list[Any] | tuple[Any, ...], path: Path) -> None:
+        seen = _Annotations(self, value, path).items(schema, own=True, depth=0)
+        sub = schema["unevaluatedItems"]
+        for index, item in enumerate(value):
+            if seen is None or index in seen or self.full:
+                continue
+            if sub is False:
+                self.add((*path, index), "no such item", "unexpected item (not evaluated by the schema)")
+            else:
+                self.check(sub, item, (*path, index))
+
+    def _contains(self, schema: dict[str, Any], value: list[Any] | tuple[Any, ...], path: Path) -> None:
+        sub = schema["contains"]
+        found = sum(1 for index, item in enumerate(value) if not self.probe(sub, item, (*path, index)))
+        low, high = schema.get("minContains", 1), schema.get("maxContains")
+        low = low if _is_number(low) else 1
+        shown = describe_schema(sub, self.root)
+        if found < low:
+            problem = (
+                f"array has no item matching {shown}"
+                if low == 1
+                else f"array has fewer than {low} items matching {shown}"
+            )
+            self.add(path, f"array with at least {low} items matching {shown}", problem)
+        if _is_number(high) and found > high:
+            self.add(
+                path,
+                f"array with at most {high} items matching {shown}",
+                f"array has more than {high} items matching {shown}",
+            )
 
     def _alternatives(self, branches: list[Any], value: Any, path: Path, *, exactly_one: bool) -> None:
         failures: list[_Found] = []
@@ -411,6 +467,8 @@ class _Validator:
                 if duplicate:
                     self.add(path, "array of unique items", "array has duplicate items")
                     break
+        if "contains" in schema:
+            self._contains(schema, value, path)
         prefix = schema.get("prefixItems")
         items = schema.get("items")
         if isinstance(items, list):  # draft-4..7 tuple form
@@ -436,6 +494,7 @@ class _Validator:
                 if isinstance(name, str) and name not in value:
                     expected = describe_schema(props.get(name, True), self.root)
                     self.add((*path, name), expected, f"required property is missing (expected {expected})")
+        self._dependent(schema, value, path)
         n = len(value)
         min_p, max_p = schema.get("minProperties"), schema.get("maxProperties")
         if _is_number(min_p) and n < min_p:
@@ -476,6 +535,115 @@ class _Validator:
                 self.add(sub_path, "no such property", "unexpected property (not in the schema)")
             elif isinstance(extra, dict) and extra:
                 self.check(extra, item, sub_path)
+
+    def _dependent(self, schema: dict[str, Any], value: dict[Any, Any], path: Path) -> None:
+        needs = schema.get("dependentRequired")
+        if isinstance(needs, dict):
+            for trigger, names in needs.items():
+                if trigger not in value or not isinstance(names, list):
+                    continue
+                when = json.dumps(_clean(str(trigger)))
+                for name in names:
+                    if isinstance(name, str) and name not in value:
+                        self.add(
+                            (*path, name),
+                            "a present property",
+                            f"required property is missing (required when {when} is present)",
+                        )
+        subs = schema.get("dependentSchemas")
+        if isinstance(subs, dict):
+            for trigger, sub in subs.items():
+                if trigger in value:
+                    self.check(sub, value, path)
+
+
+_MAX_ANNOTATION_DEPTH = 64
+
+
+class _Annotations:
+    """Which properties (or items) of one value the successful subschemas of a schema evaluated (2020-12
+    annotations, for ``unevaluated*``); ``None`` means all of them."""
+
+    __slots__ = ("path", "validator", "value")
+
+    def __init__(self, validator: _Validator, value: Any, path: Path) -> None:
+        self.validator, self.value, self.path = validator, value, path
+
+    def _passes(self, schema: Any) -> bool:
+        return not self.validator.probe(schema, self.value, self.path)
+
+    def _applied(self, schema: dict[str, Any]) -> list[Any]:
+        """The subschemas applied in place whose annotations count: all of allOf, $ref and present dependents;
+        the passing branches of anyOf/oneOf; if with then, or else (never not)."""
+        out: list[Any] = []
+        ref = schema.get("$ref")
+        if isinstance(ref, str):
+            target = _resolve(self.validator.root, ref)
+            if target is not None:
+                out.append(target)
+        for key in ("allOf", "anyOf", "oneOf"):
+            branches = schema.get(key)
+            if isinstance(branches, list):
+                out.extend(b for b in branches if key == "allOf" or self._passes(b))
+        if "if" in schema:
+            if self._passes(schema["if"]):
+                out.extend(s for s in (schema["if"], schema.get("then")) if s is not None)
+            elif schema.get("else") is not None:
+                out.append(schema["else"])
+        subs = schema.get("dependentSchemas")
+        if isinstance(subs, dict) and isinstance(self.value, dict):
+            out.extend(sub for trigger, sub in subs.items() if trigger in self.value)
+        return out
+
+    def _budget(self, depth: int) -> bool:
+        self.validator.steps += 1
+        return depth <= _MAX_ANNOTATION_DEPTH and self.validator.steps <= _MAX_STEPS
+
+    def keys(self, schema: Any, *, own: bool, depth: int) -> set[str] | None:
+        """The evaluated property names of the object ``value``."""
+        if not isinstance(schema, dict) or not self._budget(depth):
+            return set()
+        if "additionalProperties" in schema or (not own and "unevaluatedProperties" in schema):
+            return None
+        value: dict[str, Any] = self.value
+        props = schema.get("properties")
+        seen = {k for k in value if isinstance(props, dict) and k in props}
+        patterns = schema.get("patternProperties")
+        if isinstance(patterns, dict):
+            for pattern in patterns:
+                vetted = check_pattern(pattern) if isinstance(pattern, str) else None
+                if vetted is None or (vetted.compiled is None and vetted.refusal is None):
+                    continue
+                regex = vetted.compiled
+                seen.update(k for k in value if regex is None or len(k) > vetted.max_subject or regex.search(k))
+        for sub in self._applied(schema):
+            more = self.keys(sub, own=False, depth=depth + 1)
+            if more is None:
+                return None
+            seen |= more
+        return seen
+
+    def items(self, schema: Any, *, own: bool, depth: int) -> set[int] | None:
+        """The evaluated indexes of the array ``value``."""
+        if not isinstance(schema, dict) or not self._budget(depth):
+            return set()
+        items = schema.get("items")
+        if (not own and "unevaluatedItems" in schema) or (items is not None and not isinstance(items, list)):
+            return None
+        if isinstance(items, list) and "additionalItems" in schema:
+            return None
+        prefix = items if isinstance(items, list) else schema.get("prefixItems")
+        value: list[Any] | tuple[Any, ...] = self.value
+        seen = set(range(min(len(prefix), len(value)))) if isinstance(prefix, list) else set()
+        if "contains" in schema:
+            sub = schema["contains"]
+            seen.update(i for i, item in enumerate(value) if not self.validator.probe(sub, item, (*self.path, i)))
+        for sub in self._applied(schema):
+            more = self.items(sub, own=False, depth=depth + 1)
+            if more is None:
+                return None
+            seen |= more
+        return seen
 
 
 def _measure(value: Any) -> ArgIssue | None:
