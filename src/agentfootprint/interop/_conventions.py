@@ -98,15 +98,22 @@ def _args(value: Any) -> dict[str, Any]:
 
 def indexed(attrs: dict[str, Any], prefix: str) -> dict[int, dict[str, Any]]:
     """``prefix{i}.rest`` attributes grouped by ``i`` (as ``{rest: value}``)."""
-    out: dict[int, dict[str, Any]] = {}
-    size = len(prefix)
+    return index_groups(attrs, (prefix,))[prefix]
+
+
+def index_groups(attrs: dict[str, Any], prefixes: tuple[str, ...]) -> dict[str, dict[int, dict[str, Any]]]:
+    """``indexed`` for several prefixes in one pass over ``attrs`` (keys that match none are skipped in C)."""
+    groups: dict[str, dict[int, dict[str, Any]]] = {p: {} for p in prefixes}
     for key, value in attrs.items():
-        if not key.startswith(prefix):
+        if not key.startswith(prefixes):
             continue
-        index, dot, rest = key[size:].partition(".")
-        if dot and rest and index.isdigit() and index.isascii():
-            out.setdefault(int(index), {})[rest] = value
-    return dict(sorted(out.items()))
+        for prefix in prefixes:
+            if key.startswith(prefix):
+                index, dot, rest = key[len(prefix) :].partition(".")
+                if dot and rest and index.isdigit() and index.isascii():
+                    groups[prefix].setdefault(int(index), {})[rest] = value
+                break
+    return {p: dict(sorted(g.items())) for p, g in groups.items()}
 
 
 def paragraphs(text: str) -> list[str]:
@@ -312,10 +319,6 @@ def _event_messages(span: Span) -> tuple[list[Msg], Msg | None, bool]:
 # ---- OpenInference ---------------------------------------------------------------------------------------------
 
 
-def _oi_messages(attrs: dict[str, Any], prefix: str) -> list[Msg]:
-    return [_oi_message(item) for item in indexed(attrs, prefix).values()]
-
-
 def _oi_message(item: dict[str, Any]) -> Msg:
     """One ``llm.*_messages.{i}`` group of attributes as a message."""
     content = item.get("message.content")
@@ -344,15 +347,22 @@ def _oi_message(item: dict[str, Any]) -> Msg:
     )
 
 
-def _oi_tools(attrs: dict[str, Any]) -> list[dict[str, Any]]:
+def _oi_tools(groups: dict[int, dict[str, Any]], memo: dict[str, dict[str, Any] | None]) -> list[dict[str, Any]]:
+    """OpenInference ``llm.tools.{i}`` groups as tool specs (a JSON schema seen before is decoded once)."""
     out = []
-    for item in indexed(attrs, "llm.tools.").values():
-        spec = _tool_spec(item.get("tool.json_schema"))
+    for item in groups.values():
+        raw = item.get("tool.json_schema")
+        if isinstance(raw, str):
+            if raw not in memo:
+                memo[raw] = _tool_spec(raw)
+            spec = memo[raw]
+        else:
+            spec = _tool_spec(raw)
         if spec is None and item.get("tool.name"):
             spec = _tool_spec({"name": item.get("tool.name"), "description": item.get("tool.description"),
                                "parameters": _loads(item.get("tool.parameters"))})  # fmt: skip
         if spec is not None:
-            out.append(spec)
+            out.append(dict(spec))
     return out
 
 
@@ -385,26 +395,45 @@ def span_kind(span: Span, convention: str) -> str | None:
     return None
 
 
+_OI_IN, _OI_OUT, _OI_TOOLS = "llm.input_messages.", "llm.output_messages.", "llm.tools."
+
+
 class PrefixCache:
     """Parsed input messages of the previous span: an agent's next span repeats them and appends a few, so only
-    the appended tail of its JSON is parsed (the shared messages are the same objects)."""
+    the new part is parsed (the shared messages are the same objects)."""
 
     def __init__(self) -> None:
         self.raw = ""
         self.messages: list[Msg] = []
-        self.items: list[dict[str, Any]] = []
+        self.flat: dict[str, Any] = {}
+        """The previous OpenInference span's ``llm.input_messages.*`` attributes."""
+        self.items: dict[int, dict[str, Any]] = {}
+        self.by_index: dict[int, Msg] = {}
+        self.tool_specs: dict[str, dict[str, Any] | None] = {}
 
-    def openinference(self, attrs: dict[str, Any]) -> list[Msg]:
-        """OpenInference input messages: a message whose attributes equal the previous span's at the same index is
-        that span's message object."""
-        items = list(indexed(attrs, "llm.input_messages.").values())
-        prev_items, prev = self.items, self.messages
-        messages = [
-            prev[i] if i < len(prev_items) and i < len(prev) and prev_items[i] == item else _oi_message(item)
-            for i, item in enumerate(items)
-        ]
-        self.items, self.messages, self.raw = items, messages, ""
-        return list(messages)
+    def openinference(self, attrs: dict[str, Any]) -> tuple[list[Msg], dict[str, dict[int, dict[str, Any]]]]:
+        """OpenInference input messages, and the span's output and tool groups. When the span carries every input
+        attribute of the previous span unchanged (a subset test done in C), only the other attributes are grouped
+        and only messages with new attributes are built; otherwise the whole span is."""
+        flat = self.flat
+        if flat and flat.items() <= attrs.items():
+            rest = {k: attrs[k] for k in attrs.keys() - flat.keys()}
+            items, by_index = self.items, self.by_index  # the cache's own dicts, extended in place
+        else:
+            rest, items, by_index, flat = attrs, {}, {}, {}
+        groups = index_groups(rest, (_OI_IN, _OI_OUT, _OI_TOOLS))
+        flat.update({k: v for k, v in rest.items() if k.startswith(_OI_IN)})
+        top = next(reversed(items), -1)
+        ordered = True
+        for i, item in groups[_OI_IN].items():
+            ordered = ordered and (i in items or i > top)
+            items[i] = {**items[i], **item} if i in items else item
+            by_index[i] = _oi_message(items[i])
+        if not ordered:  # a message at a new index below the last one: keep index order
+            items, by_index = dict(sorted(items.items())), dict(sorted(by_index.items()))
+        self.items, self.by_index, self.flat, self.raw = items, by_index, flat, ""
+        self.messages = list(by_index.values())
+        return list(self.messages), groups
 
     def genai(self, raw: Any) -> list[Msg]:
         if not isinstance(raw, str):
@@ -418,7 +447,7 @@ class PrefixCache:
             messages = list(self.messages)
         else:
             messages = _genai_messages(raw)
-        self.raw, self.messages, self.items = raw, messages, []
+        self.raw, self.messages, self.items, self.by_index, self.flat = raw, messages, {}, {}, {}
         return list(messages)
 
 
@@ -426,8 +455,9 @@ def read_llm(span: Span, cache: PrefixCache | None = None) -> LLMCall:
     """One LLM span's request and reply, under the convention its attributes use."""
     a = span.attributes
     if isinstance(a.get("openinference.span.kind"), str):
-        inputs = cache.openinference(a) if cache is not None else _oi_messages(a, "llm.input_messages.")
-        outs = _oi_messages(a, "llm.output_messages.")
+        cache = cache if cache is not None else PrefixCache()
+        inputs, groups = cache.openinference(a)
+        outs = [_oi_message(item) for item in groups[_OI_OUT].values()]
         reply = next((m for m in outs if m.role == "assistant"), outs[0] if outs else None)
         if reply is None and a.get("output.value") is not None and not inputs:
             reply = None
@@ -435,7 +465,7 @@ def read_llm(span: Span, cache: PrefixCache | None = None) -> LLMCall:
         system: list[str] = []
         has = bool(inputs)
         convention: Convention = "openinference"
-        tools = _oi_tools(a)
+        tools = _oi_tools(groups[_OI_TOOLS], cache.tool_specs)
     else:
         convention = "genai"
         system = _genai_system(a.get("gen_ai.system_instructions")) if "gen_ai.system_instructions" in a else []

@@ -15,6 +15,7 @@ from agentfootprint.interop.errors import InvalidTraceError
 MAX_TRACE_BYTES = 512 * 1024 * 1024
 """A trace file larger than this is refused before it is read."""
 _HEX = set("0123456789abcdef")
+_STR = {str}
 
 
 @dataclass
@@ -81,9 +82,22 @@ def _any_value(raw: Any, where: str, depth: int = 0) -> Any:
     return None
 
 
+def _string_attributes(raw: list[Any]) -> dict[str, Any] | None:
+    """Attributes that are all ``{"key": str, "value": {"stringValue": str}}`` (the common case) read in one
+    comprehension; None when any is not."""
+    try:
+        out = {kv["key"]: kv["value"]["stringValue"] for kv in raw}
+    except (KeyError, TypeError):
+        return None
+    return out if set(map(type, out)) | set(map(type, out.values())) <= _STR else None
+
+
 def _attributes(raw: Any, where: str, depth: int = 0) -> dict[str, Any]:
     if not isinstance(raw, list):
         raise InvalidTraceError(f"{where} is not a list of key/value objects")
+    fast = _string_attributes(raw)
+    if fast is not None:
+        return fast
     out: dict[str, Any] = {}
     for i, kv in enumerate(raw):
         if type(kv) is dict and type(kv.get("key")) is str and type(kv.get("value")) is dict:

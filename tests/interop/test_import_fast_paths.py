@@ -1,0 +1,141 @@
+"""The import's fast paths read exactly what the plain reading does: OpenInference spans through the prefix cache,
+string-only attribute lists through the one-comprehension read, and shared history entries in the builder."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentfootprint.interop import InvalidTraceError, import_trace
+from agentfootprint.interop._conventions import PrefixCache, index_groups, indexed, read_llm
+from agentfootprint.interop._spans import Span, spans_from_otlp_json
+
+IN = "llm.input_messages"
+
+
+def oi_attrs(messages: list[dict[str, Any]], extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    attrs: dict[str, Any] = {"openinference.span.kind": "LLM", "llm.model_name": "m"}
+    for i, m in enumerate(messages):
+        for key, value in m.items():
+            attrs[f"{IN}.{i}.message.{key}"] = value
+    attrs["llm.output_messages.0.message.role"] = "assistant"
+    attrs["llm.output_messages.0.message.content"] = "done"
+    attrs["llm.tools.0.tool.json_schema"] = json.dumps({"type": "function", "function": {"name": "lookup"}})
+    attrs.update(extra or {})
+    return attrs
+
+
+def span(n: int, attrs: dict[str, Any]) -> Span:
+    return Span(f"{1:032x}", f"{n + 1:016x}", None, "ChatModel", n * 10, n * 10 + 5, attrs)
+
+
+def read(spans: list[Span], cache: PrefixCache | None) -> list[tuple[Any, ...]]:
+    out = []
+    for s in spans:
+        c = read_llm(s, cache)
+        out.append(([m.as_dict() for m in c.messages], c.system, c.output.as_dict(), c.tools, c.has_content))
+    return out
+
+
+message = st.fixed_dictionaries(
+    {"role": st.sampled_from(["user", "assistant", "tool", "system"]), "content": st.text(max_size=8)},
+    optional={"tool_call_id": st.sampled_from(["c1", "c2"]), "name": st.text(max_size=3)},
+)
+edit = st.sampled_from(["append", "same", "change-middle", "drop-first", "add-key", "gap", "remove-key"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(message, min_size=1, max_size=4), st.lists(st.tuples(edit, message), min_size=1, max_size=6))
+def test_the_prefix_cache_reads_each_span_as_a_fresh_reading_does(
+    first: list[dict[str, Any]], edits: list[tuple[str, dict[str, Any]]]
+) -> None:
+    history, spans = list(first), [span(0, oi_attrs(first))]
+    extra: dict[str, Any] = {}
+    for n, (kind, m) in enumerate(edits, start=1):
+        if kind == "append":
+            history = [*history, m]
+        elif kind == "change-middle" and history:
+            history = [*history[: len(history) // 2], m, *history[len(history) // 2 + 1 :]]
+        elif kind == "drop-first" and len(history) > 1:
+            history = history[1:]
+        elif kind == "add-key" and history:
+            extra = {f"{IN}.0.message.name": "late"}
+        elif kind == "remove-key":
+            extra = {}
+        attrs = oi_attrs(history, extra)
+        if kind == "gap":  # a message at a far index, then the next span fills the gap below it
+            attrs[f"{IN}.{len(history) + 3}.message.role"] = "user"
+            attrs[f"{IN}.{len(history) + 3}.message.content"] = "late"
+        spans.append(span(n, attrs))
+    assert read(spans, PrefixCache()) == read(spans, None)
+
+
+def test_a_message_at_a_lower_new_index_keeps_index_order() -> None:
+    a = oi_attrs([{"role": "user", "content": "a"}])
+    b = {**a, f"{IN}.5.message.role": "user", f"{IN}.5.message.content": "f"}
+    c = {**b, f"{IN}.2.message.role": "user", f"{IN}.2.message.content": "c"}
+    got = read([span(0, a), span(1, b), span(2, c)], PrefixCache())
+    assert [m["content"] for m in got[2][0]] == ["a", "c", "f"]
+
+
+def test_index_groups_reads_several_prefixes_as_indexed_reads_each() -> None:
+    attrs = {"a.1.x": 1, "a.0.y": 2, "b.3.z": 3, "a.x.y": 4, "a.2": 5, "ab.1.x": 6, "c": 7, "b.٣.z": 8}
+    assert index_groups(attrs, ("a.", "b.")) == {"a.": indexed(attrs, "a."), "b.": indexed(attrs, "b.")}
+    assert index_groups(attrs, ("a.", "b.")) == {"a.": {0: {"y": 2}, 1: {"x": 1}}, "b.": {3: {"z": 3}}}
+
+
+def doc(attributes: list[Any]) -> dict[str, Any]:
+    sp = {"traceId": "ab" * 16, "spanId": "cd" * 8, "name": "s", "attributes": attributes}
+    return {"resourceSpans": [{"scopeSpans": [{"spans": [sp]}]}]}
+
+
+def test_string_only_attributes_and_mixed_ones_read_alike() -> None:
+    strings = [{"key": "a", "value": {"stringValue": "x"}}, {"key": "a", "value": {"stringValue": "y"}}]
+    assert spans_from_otlp_json(doc(strings))[0].attributes == {"a": "y"}
+    mixed = [*strings, {"key": "n", "value": {"intValue": "3"}}, {"key": "s", "value": {"stringValue": 5}}]
+    assert spans_from_otlp_json(doc(mixed))[0].attributes == {"a": "y", "n": 3, "s": "5"}
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"key": 5, "value": {"stringValue": "SECRET-VALUE"}},
+        {"key": ["k"], "value": {"stringValue": "SECRET-VALUE"}},
+        "key=SECRET-VALUE",
+        {"value": {"stringValue": "SECRET-VALUE"}},
+    ],
+)
+def test_a_key_that_is_not_a_string_is_refused_on_the_fast_path_too(bad: Any) -> None:
+    attributes = [{"key": "a", "value": {"stringValue": "x"}}, bad]
+    with pytest.raises(InvalidTraceError) as err:
+        spans_from_otlp_json(doc(attributes))
+    assert err.value.code == "ERR_INVALID_TRACE"
+    assert "SECRET" not in str(err.value)
+
+
+def otlp(spans: list[dict[str, Any]]) -> dict[str, Any]:
+    out = []
+    for n, attrs in enumerate(spans):
+        out.append(
+            {
+                "traceId": "ab" * 16,
+                "spanId": f"{n + 1:016x}",
+                "name": "ChatModel",
+                "startTimeUnixNano": str(10 * n),
+                "endTimeUnixNano": str(10 * n + 5),
+                "attributes": [{"key": k, "value": {"stringValue": v}} for k, v in attrs.items()],
+            }
+        )
+    return {"resourceSpans": [{"scopeSpans": [{"spans": out}]}]}
+
+
+def test_a_middle_message_a_later_span_rewrote_is_not_taken_from_the_earlier_span() -> None:
+    msgs = [{"role": "user", "content": f"m{i}"} for i in range(4)]
+    later = [*msgs[:2], {"role": "user", "content": "rewritten"}, msgs[3], {"role": "user", "content": "m4"}]
+    rec = import_trace(otlp([oi_attrs(msgs), oi_attrs(later)]))
+    history = rec.snapshot.state["history"]
+    assert [m["content"] for m in history] == ["m0", "m1", "rewritten", "m3", "m4"]
