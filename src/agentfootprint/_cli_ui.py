@@ -1,4 +1,4 @@
-"""``agentfootprint ui PATH``: serve the why explorer over recordings (with ``--agent``, culprits provable)."""
+"""``agentfootprint ui PATH|URL``: serve the why explorer over recordings (with ``--agent``, culprits provable)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,11 @@ def register(app: Any) -> None:
 
     @app.command("ui")  # type: ignore[untyped-decorator]
     def ui(
-        path: str = typer.Argument(..., help="Recordings: a .json file, a directory of them, or a .sqlite/.db store."),
+        path: str = typer.Argument(
+            ...,
+            help="Recordings: a .json file, a directory of them, a .sqlite/.db store, or a store URL"
+            " (postgresql://..., sqlite:///path).",
+        ),
         host: str = typer.Option("127.0.0.1", "--host", help="Interface to bind (loopback by default)."),
         port: int = typer.Option(8765, "--port", help="Port to listen on."),
         agent: str = typer.Option(

@@ -11,10 +11,13 @@ from agentfootprint import Agent, ask_human
 from agentfootprint._flagship import QUESTION, refunds_agent
 from agentfootprint.explain import Recording, recording_of
 from agentfootprint.providers import LLMRequest, mock
-from agentfootprint.stores.recordings import SQLiteRecordingStore
+from agentfootprint.stores.recordings import RecordingStore, SQLiteRecordingStore
 
 SENTINEL = "sk-SENTINEL-7f3a9c1d2e"
 """A secret that reaches the run (a fact, a tool result and the question) and must never leave the explorer."""
+
+T0 = 1_796_000_000.0
+"""When the first of the catalog tests' timed runs was made."""
 
 
 def wrong() -> Recording:
@@ -79,16 +82,21 @@ def write_sqlite(path: Path, recs: list[tuple[Recording, float]], *, summaries: 
     columns empty, as ``save_recording`` does."""
     store = SQLiteRecordingStore(path)
     try:
-        for rec, when in recs:
-            state = rec.snapshot.state
-            store.put(
-                rec.snapshot.run_id,
-                rec.model_dump_json(),
-                agent=rec.agent,
-                created_at=when,
-                question=str(state.get("user_message") or "") if summaries else "",
-                answer=str(state.get("answer") or "") if summaries else "",
-            )
+        put_all(store, recs, summaries=summaries)
     finally:
         store.close()
     return path
+
+
+def put_all(store: RecordingStore, recs: list[tuple[Recording, float]], *, summaries: bool = True) -> None:
+    """Put ``recs`` into ``store`` (created at the given times), with or without the question and answer."""
+    for rec, when in recs:
+        state = rec.snapshot.state
+        store.put(
+            rec.snapshot.run_id,
+            rec.model_dump_json(),
+            agent=rec.agent,
+            created_at=when,
+            question=str(state.get("user_message") or "") if summaries else "",
+            answer=str(state.get("answer") or "") if summaries else "",
+        )

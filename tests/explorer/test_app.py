@@ -18,6 +18,7 @@ from starlette.testclient import TestClient
 from agentfootprint._flagship import refunds_agent
 from agentfootprint.explain import Recording
 from agentfootprint.explorer import explorer_app
+from agentfootprint.flow import render_narrative
 from agentfootprint.providers import BaseProvider, LLMRequest, LLMResponse
 from tests.explorer import _runs
 
@@ -84,8 +85,9 @@ def test_run_backtrack_source_and_compare(client: TestClient, runs: dict[str, Re
     wrong, fixed = runs["wrong"].snapshot.run_id, runs["fixed"].snapshot.run_id
     run = client.get(f"/api/runs/{wrong}").json()
     assert (run["run_id"], run["can_prove"], run["trigger"]) == (wrong, True, "call-llm#12")
-    assert len(run["narrative"]) == 100
-    assert len(client.get(f"/api/runs/{wrong}/narrative").json()["narrative"]) == 100
+    lines = len(render_narrative(runs["wrong"].snapshot))
+    assert len(run["narrative"]) == lines
+    assert len(client.get(f"/api/runs/{wrong}/narrative").json()["narrative"]) == lines
     light = client.get(f"/api/runs/{wrong}", params={"sources": "false", "narrative": "false"}).json()
     assert (light["sources"], light["narrative"], light["question"]) == (None, None, run["question"])
     bt = client.get(f"/api/runs/{wrong}/backtrack", params={"at": "call-llm#5"}).json()

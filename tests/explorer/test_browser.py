@@ -14,6 +14,7 @@ from playwright.sync_api import expect
 from agentfootprint._flagship import QUESTION, refunds_agent
 from agentfootprint.explain import Recording, forward_slice
 from agentfootprint.explorer import explorer_app
+from agentfootprint.flow import render_narrative
 from tests.explorer import _runs
 from tests.explorer._server import serving
 
@@ -102,7 +103,8 @@ def test_list_filter_open_follow_prove_compare(
         assert page.locator("#steps li").count() == len(runs["wrong"].snapshot.commit_log)
 
         page.click("#narrative summary")
-        expect(page.locator("#narrative summary")).to_have_text("Narrative (100 lines)")
+        lines = len(render_narrative(runs["wrong"].snapshot))
+        expect(page.locator("#narrative summary")).to_have_text(f"Narrative ({lines} lines)")
 
         # follow the planted fact's chain: hops, birth, forward slice highlighted in the stages
         fact = page.locator(".source[data-source-id='vip-override-fact']")

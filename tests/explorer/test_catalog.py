@@ -16,16 +16,7 @@ from agentfootprint.explorer.catalog import FileCatalog, SQLiteCatalog
 from agentfootprint.stores.recordings import SQLiteRecordingStore
 from tests.explorer import _runs
 
-T0 = 1_796_000_000.0
-
-
-@pytest.fixture(scope="module")
-def timed(runs: dict[str, Recording]) -> list[tuple[Recording, float]]:
-    """Six runs an hour apart: the four recorded ones and two failed copies (under other agents' names)."""
-    failed_a = _runs.failed_copy(runs["wrong"], "failed-a")
-    failed_b = _runs.failed_copy(runs["fixed"], "failed-b")
-    order = [runs["wrong"], runs["fixed"], runs["paused"], runs["secret"], failed_a, failed_b]
-    return [(rec, T0 + 3600.0 * i) for i, rec in enumerate(order)]
+T0 = _runs.T0
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
-"""The runs an explorer serves: a ``.json`` recording, a directory of them, or a SQLite store, listed with search,
-filters and paging (SQL over a SQLite store, so 10,000 runs page without reading a body)."""
+"""The runs an explorer serves: a ``.json`` recording, a directory of them, a SQLite store or a PostgreSQL one,
+listed with search, filters and paging (SQL over a store, so 10,000 runs page without reading a body)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentfootprint.errors import AgentFootprintError
 from agentfootprint.explain.recording import InvalidRecordingError, Recording, load_recording
+from agentfootprint.stores.errors import StoreError, StoreURLError
+from agentfootprint.stores.family import parse_store_url
+from agentfootprint.stores.recordings import RecordingSearch, search_where
 from agentfootprint.stores.sqlite import connect_sqlite, table_columns
 
 SQLITE_SUFFIXES = (".sqlite", ".db", ".sqlite3")
@@ -29,19 +32,10 @@ class ExplorerError(AgentFootprintError, ValueError):
     code = "ERR_EXPLORER"
 
 
-class RunQuery(BaseModel):
+class RunQuery(RecordingSearch):
     """Which runs a listing shows: text search over run id, question and answer, agent, time window, pause and
     error flags, and a page (``offset``/``limit``), newest first."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    q: str | None = Field(default=None, max_length=500)
-    agent: str | None = Field(default=None, max_length=200)
-    since: float | None = None
-    until: float | None = None
-    paused: bool | None = None
-    failed: bool | None = None
-    offset: int = Field(default=0, ge=0, le=10_000_000)
     limit: int = Field(default=50, ge=1, le=MAX_PAGE)
 
 
@@ -96,19 +90,24 @@ def row_of(rec: Recording, *, created_at: float, size: int) -> RunRow:
     )
 
 
+def _page_of(shown: list[RunRow], total: int, query: RunQuery, agents: list[str]) -> RunsPage:
+    """The page holding ``shown`` of ``total`` matching runs."""
+    end = query.offset + len(shown)
+    return RunsPage(
+        runs=shown,
+        total=total,
+        offset=query.offset,
+        limit=query.limit,
+        next_offset=end if end < total else None,
+        agents=agents,
+    )
+
+
 def _paged(rows: list[RunRow], query: RunQuery) -> RunsPage:
     """One page of the rows ``query`` matches (rows in listing order), with the agents of all rows."""
     picked = [r for r in rows if _matches(r, query)]
     shown = picked[query.offset : query.offset + query.limit]
-    end = query.offset + len(shown)
-    return RunsPage(
-        runs=shown,
-        total=len(picked),
-        offset=query.offset,
-        limit=query.limit,
-        next_offset=end if end < len(picked) else None,
-        agents=sorted({r.agent for r in rows}),
-    )
+    return _page_of(shown, len(picked), query, sorted({r.agent for r in rows}))
 
 
 def _matches(row: RunRow, query: RunQuery) -> bool:
@@ -250,6 +249,18 @@ def _listed(row: Sequence[Any]) -> tuple[Any, ...]:
     )
 
 
+def _stored(body: Any) -> Recording:
+    """The recording a store's row holds: a recording's JSON, or a bare snapshot (what older releases stored)."""
+    try:
+        return Recording.model_validate_json(body)
+    except (ValueError, TypeError, ValidationError):
+        pass
+    try:
+        return Recording.model_validate({"snapshot": json.loads(body)})
+    except (ValueError, TypeError, ValidationError):
+        raise _unreadable() from None
+
+
 class SQLiteCatalog(Catalog):
     """A SQLite recordings file (what ``save_recording`` and ``SQLiteRecordingStore`` write), opened read-only.
 
@@ -311,28 +322,8 @@ class SQLiteCatalog(Catalog):
             )
         self._version = version
 
-    @staticmethod
-    def _where(query: RunQuery) -> tuple[str, list[Any]]:
-        clauses: list[str] = []
-        args: list[Any] = []
-        if query.q:
-            like = "%" + query.q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-            clauses.append("(run_id LIKE ? ESCAPE '\\' OR question LIKE ? ESCAPE '\\' OR answer LIKE ? ESCAPE '\\')")
-            args.extend([like] * 3)
-        for column, value in (("agent", query.agent), ("paused", query.paused), ("failed", query.failed)):
-            if value is not None:
-                clauses.append(f"{column} = ?")
-                args.append(int(value) if isinstance(value, bool) else value)
-        if query.since is not None:
-            clauses.append("created_at >= ?")
-            args.append(query.since)
-        if query.until is not None:
-            clauses.append("created_at < ?")
-            args.append(query.until)
-        return (" WHERE " + " AND ".join(clauses)) if clauses else "", args
-
     def page(self, query: RunQuery) -> RunsPage:
-        where, args = self._where(query)
+        where, args = search_where(query, mark="?", like="LIKE", question="question", answer="answer")
         shown = (
             "SELECT run_id, agent, created_at, question, answer, paused, failed, bytes FROM listing.runs"
             f"{where} ORDER BY created_at DESC, run_id DESC LIMIT ? OFFSET ?"
@@ -363,15 +354,7 @@ class SQLiteCatalog(Catalog):
             )
             for r in rows
         ]
-        end = query.offset + len(runs)
-        return RunsPage(
-            runs=runs,
-            total=total,
-            offset=query.offset,
-            limit=query.limit,
-            next_offset=end if end < total else None,
-            agents=agents,
-        )
+        return _page_of(runs, total, query, agents)
 
     def body(self, run_id: str) -> Recording:
         try:
@@ -381,19 +364,58 @@ class SQLiteCatalog(Catalog):
             raise ExplorerError("the SQLite file cannot be read", code="ERR_EXPLORER_STORE") from None
         if row is None:
             raise _no_run()
-        try:
-            return Recording.model_validate_json(row[0])
-        except (ValueError, TypeError, ValidationError):
-            pass
-        try:  # a bare snapshot (what older releases stored)
-            raw = json.loads(row[0])
-            return Recording.model_validate({"snapshot": raw})
-        except (ValueError, TypeError, ValidationError):
-            raise _unreadable() from None
+        return _stored(row[0])
 
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+
+class PostgresCatalog(Catalog):
+    """A PostgreSQL recordings store (``open_store(url).recordings``): every listing is one SQL search over listing
+    columns the store generates from each body (question, answer, pause and error flags), so a page never reads a
+    body and nothing is mirrored in this process."""
+
+    def __init__(self, url: str) -> None:
+        from agentfootprint.stores import open_store
+        from agentfootprint.stores.postgres import psycopg_module
+        from agentfootprint.stores.recordings import PostgresRecordingStore
+
+        try:
+            self._errors: tuple[type[Exception], ...] = (psycopg_module().Error, StoreError)
+        except StoreError:
+            raise ExplorerError(
+                "PostgreSQL recordings need psycopg: pip install 'agentfootprint[postgres]'", code="ERR_EXPLORER_STORE"
+            ) from None
+        self._family = open_store(url)
+        store = self._family.recordings
+        assert isinstance(store, PostgresRecordingStore)
+        self._store = store
+        self.page(RunQuery(limit=1))  # connect and add the listing columns now: a bad URL is refused at start
+
+    def page(self, query: RunQuery) -> RunsPage:
+        try:
+            hits = self._store.search(query)
+        except self._errors:
+            raise _store_down() from None
+        return _page_of([RunRow(**hit.model_dump()) for hit in hits.items], hits.total, query, list(hits.agents))
+
+    def body(self, run_id: str) -> Recording:
+        try:
+            found = self._store.get(run_id)
+        except self._errors:
+            raise _store_down() from None
+        if found is None:
+            raise _no_run()
+        return _stored(found)
+
+    def close(self) -> None:
+        self._family.close()
+
+
+def _store_down() -> ExplorerError:
+    """The refusal for a PostgreSQL store that cannot be read (the DSN and the driver's message never shown)."""
+    return ExplorerError("the PostgreSQL store cannot be read", code="ERR_EXPLORER_STORE")
 
 
 class MemoryCatalog(Catalog):
@@ -426,7 +448,20 @@ class MemoryCatalog(Catalog):
 
 
 def open_catalog(path: str | Path) -> Catalog:
-    """The catalog of ``path``: a ``.sqlite``/``.db`` store, a ``.json`` recording, or a directory of them."""
+    """The catalog of ``path``: a ``.sqlite``/``.db`` store, a ``.json`` recording, a directory of them, or a store
+    URL (``postgresql://...``, ``sqlite:///path``)."""
+    if isinstance(path, str) and "://" in path:
+        try:
+            kind, where = parse_store_url(path)
+        except StoreURLError:
+            raise ExplorerError("a store URL is postgresql://... or sqlite:///path", code="ERR_EXPLORER_PATH") from None
+        if kind == "postgresql":
+            return PostgresCatalog(path)
+        if kind == "memory":
+            raise ExplorerError("a memory:// store holds no recordings to explore", code="ERR_EXPLORER_PATH")
+        if not Path(where).is_file():
+            raise ExplorerError("no SQLite file at this store URL", code="ERR_EXPLORER_PATH")
+        return SQLiteCatalog(Path(where))
     target = Path(path)
     if not target.exists():
         raise ExplorerError("no recordings at this path", code="ERR_EXPLORER_PATH")
@@ -446,6 +481,7 @@ __all__ = [
     "ExplorerError",
     "FileCatalog",
     "MemoryCatalog",
+    "PostgresCatalog",
     "RunQuery",
     "RunRow",
     "RunsPage",

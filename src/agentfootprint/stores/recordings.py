@@ -375,9 +375,126 @@ class PostgresRecordingStore(_Recordings):
         with self._conn() as conn:
             return int(conn.execute(f"DELETE FROM {self.table} WHERE run_id = %s", (run_id,)).rowcount) == 1
 
+    def search(self, query: RecordingSearch) -> RecordingHits:
+        """One page of the recordings ``query`` matches, newest first, with the total and the agents; all in SQL
+        over listing columns generated from each body (added to the table on the first search)."""
+        t = self.table
+        where, args = search_where(query)
+        shown = f"SELECT {_HIT} FROM {t}{where} ORDER BY created_at DESC, run_id DESC LIMIT %s OFFSET %s"
+        with self._conn() as conn:
+            ensure_schema(self._pool, conn, f"recordings-listing:{t}", _listing_ddl(t))
+            rows = conn.execute(shown, [*args, query.limit, query.offset]).fetchall()
+            total = int(conn.execute(f"SELECT count(*) FROM {t}{where}", args).fetchone()[0])
+            agents = conn.execute(
+                f"SELECT DISTINCT agent FROM {t} WHERE agent <> '' ORDER BY agent LIMIT {MAX_AGENTS}"
+            ).fetchall()
+        return RecordingHits(
+            items=tuple(_hit_of(r) for r in rows), total=total, agents=tuple(str(a[0]) for a in agents)
+        )
+
     def close(self) -> None:
         """Close the pool's idle connections."""
         self._pool.close()
+
+
+class RecordingSearch(BaseModel):
+    """Which recordings a search shows: ``q`` in the run id, question or answer (case-insensitive), one agent,
+    made in ``[since, until)``, with or without a paused or failed step, and a page (``offset``/``limit``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    q: str | None = Field(default=None, max_length=500)
+    agent: str | None = Field(default=None, max_length=200)
+    since: float | None = None
+    until: float | None = None
+    paused: bool | None = None
+    failed: bool | None = None
+    offset: int = Field(default=0, ge=0, le=10_000_000)
+    limit: int = Field(default=DEFAULT_PAGE, ge=1, le=MAX_PAGE)
+
+
+class RecordingHit(RecordingMeta):
+    """A searched recording: its meta (question and answer read from the body when stored without them) and
+    whether any step paused or failed."""
+
+    paused: bool = False
+    failed: bool = False
+
+
+class RecordingHits(BaseModel):
+    """One page of a search, the number of recordings it matched, and the agents of the whole store."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    items: tuple[RecordingHit, ...] = ()
+    total: int = 0
+    agents: tuple[str, ...] = ()
+
+
+MAX_AGENTS = 200
+_PAUSED = r'"failed": ?(true|false),\s*"paused": ?true'
+_FAILED = r'"failed": ?true,\s*"paused": ?(true|false)'
+"""A paused or failed step, as every recording writes a step's two flags (``failed`` then ``paused``)."""
+_SUMMARY_FN = "agentfootprint_recording_summary"
+_LISTED_QUESTION = "(CASE WHEN question <> '' THEN question ELSE listed[1] END)"
+_LISTED_ANSWER = "(CASE WHEN answer <> '' THEN answer ELSE listed[2] END)"
+_HIT = f"run_id, agent, created_at, {_LISTED_QUESTION}, {_LISTED_ANSWER}, bytes, paused, failed"
+
+
+def _listing_ddl(t: str) -> tuple[str, ...]:
+    """The listing columns a search reads, generated from each body: question and answer (for rows stored without
+    them; a body that is not JSON gives none) and the pause and error flags."""
+    return (
+        f"CREATE OR REPLACE FUNCTION {_SUMMARY_FN}(body TEXT) RETURNS TEXT[] IMMUTABLE PARALLEL SAFE"
+        " LANGUAGE plpgsql AS $$ DECLARE doc JSONB; state JSONB; said TEXT := ''; answer TEXT := ''; BEGIN"
+        " BEGIN doc := body::jsonb; EXCEPTION WHEN others THEN RETURN ARRAY['', '']; END;"
+        " IF jsonb_typeof(doc -> 'snapshot') = 'object' THEN doc := doc -> 'snapshot'; END IF;"
+        " IF jsonb_typeof(doc) IS DISTINCT FROM 'object' THEN RETURN ARRAY['', '']; END IF;"
+        " state := doc -> 'state';"
+        " IF jsonb_typeof(state) IS DISTINCT FROM 'object' THEN RETURN ARRAY['', '']; END IF;"
+        " IF jsonb_typeof(state -> 'user_message') = 'string' THEN said := state ->> 'user_message'; END IF;"
+        " IF jsonb_typeof(state -> 'answer') = 'string' THEN answer := state ->> 'answer';"
+        " ELSIF jsonb_typeof(state #> '{last_response,content}') = 'string' THEN"
+        " answer := state #>> '{last_response,content}'; END IF;"
+        f" RETURN ARRAY[left(said, {SUMMARY_CHARS}), left(answer, {SUMMARY_CHARS})]; END $$",
+        f"ALTER TABLE {t} ADD COLUMN IF NOT EXISTS listed TEXT[] GENERATED ALWAYS AS ({_SUMMARY_FN}(body)) STORED",
+        f"ALTER TABLE {t} ADD COLUMN IF NOT EXISTS paused BOOLEAN GENERATED ALWAYS AS (body ~ '{_PAUSED}') STORED",
+        f"ALTER TABLE {t} ADD COLUMN IF NOT EXISTS failed BOOLEAN GENERATED ALWAYS AS (body ~ '{_FAILED}') STORED",
+    )
+
+
+def search_where(
+    query: RecordingSearch,
+    *,
+    mark: str = "%s",
+    like: str = "ILIKE",
+    question: str = _LISTED_QUESTION,
+    answer: str = _LISTED_ANSWER,
+) -> tuple[str, list[Any]]:
+    """A search's WHERE clause (``mark`` the driver's placeholder, ``like`` its case-insensitive LIKE, ``question``
+    and ``answer`` the columns searched) and its arguments."""
+    clauses: list[str] = []
+    args: list[Any] = []
+    if query.q:
+        pattern = "%" + query.q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        clauses.append(
+            f"(run_id {like} {mark} ESCAPE '\\' OR {question} {like} {mark} ESCAPE '\\'"
+            f" OR {answer} {like} {mark} ESCAPE '\\')"
+        )
+        args.extend([pattern] * 3)
+    for column, value in (("agent", query.agent), ("paused", query.paused), ("failed", query.failed)):
+        if value is not None:
+            clauses.append(f"{column} = {mark}")
+            args.append(value)
+    for bound, value in (("created_at >=", query.since), ("created_at <", query.until)):
+        if value is not None:
+            clauses.append(f"{bound} {mark}")
+            args.append(value)
+    return (" WHERE " + " AND ".join(clauses)) if clauses else "", args
+
+
+def _hit_of(row: Sequence[Any]) -> RecordingHit:
+    return RecordingHit(**_meta_of(row).model_dump(), paused=bool(row[6]), failed=bool(row[7]))
 
 
 __all__ = [
@@ -386,8 +503,12 @@ __all__ = [
     "InMemoryRecordingStore",
     "PostgresRecordingStore",
     "RecordingFilter",
+    "RecordingHit",
+    "RecordingHits",
     "RecordingMeta",
     "RecordingPage",
+    "RecordingSearch",
     "RecordingStore",
     "SQLiteRecordingStore",
+    "search_where",
 ]
