@@ -18,6 +18,7 @@ STEP = st.one_of(
     st.tuples(st.just("edit"), TEXT),
     st.tuples(st.just("system"), TEXT),
     st.tuples(st.just("tool"), TEXT),
+    st.tuples(st.just("drop"), TEXT),
 )
 
 
@@ -38,6 +39,8 @@ def test_property_the_extended_digest_is_the_digest_of_all_parts(steps: list[tup
             messages = [Message(role="user", content=text), *messages[1:]]
         elif kind == "system":
             system = text
+        elif kind == "drop":
+            messages = messages[:-1] or messages
         else:
             tools = [*tools, _spec(f"t{len(tools)}")]
         row = wire_manifest(LLMRequest(system_prompt=system, messages=messages, tools=tools), 1, key, previous, memo)
@@ -48,3 +51,26 @@ def test_property_the_extended_digest_is_the_digest_of_all_parts(steps: list[tup
         assert previous == rebuilt
         rows.append(row)
     assert full_parts(rows)[-1] == previous
+
+
+@settings(max_examples=80, deadline=None)
+@given(steps=st.lists(STEP, min_size=1, max_size=12), keyed=st.booleans())
+def test_property_the_memo_alone_records_what_the_full_list_does(steps: list[tuple[str, Any]], keyed: bool) -> None:
+    key = b"k" * 32 if keyed else None
+    by_list, by_memo, previous = WireMemo(key), WireMemo(key), []
+    system, messages, tools = "You help.\n\nBe brief.", [Message(role="user", content="hi")], [_spec("a")]
+    for kind, text in steps:
+        if kind == "say":
+            messages = [*messages, Message(role="assistant" if len(messages) % 2 else "user", content=text)]
+        elif kind == "edit":
+            messages = [Message(role="user", content=text), *messages[1:]]
+        elif kind == "system":
+            system = text
+        elif kind == "drop":
+            messages = messages[:-1] or messages
+        else:
+            tools = [*tools, _spec(f"t{len(tools)}")]
+        request = LLMRequest(system_prompt=system, messages=messages, tools=tools)
+        row = wire_manifest(request, 1, key, previous, by_list)
+        assert wire_manifest(request, 1, key, memo=by_memo) == row
+        previous = [*previous[: row["kept"]], *row["parts"]]

@@ -138,10 +138,9 @@ class AgentRun:
         self.warnings: list[str] = []
         """Problems the developer should see (a tool that raised), one line each; copied to ``RunResult``."""
         self.last_completed_iteration = 0
-        self.wire_parts: list[str] = []
-        """The previous model call's wire manifest parts (the next call records only what follows their kept prefix)."""
         self.wire_memo: Any = None
-        """The wire manifest's digests of this run's messages and tool specs so far (``WireMemo``)."""
+        """The wire manifest's digests of this run's parts and its last call's view (``WireMemo``): the next call
+        records only what follows the prefix it shares with that one."""
         self.wire_key: bytes | None = None
         """The run's random key for wire digests under redaction (never recorded: digests cannot be guessed back)."""
         self.budget_warned = False

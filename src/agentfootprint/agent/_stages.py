@@ -432,8 +432,7 @@ class Stages:
             key = run.wire_key if run.redactor.active else None
             if run.wire_memo is None or run.wire_memo.key != key:
                 run.wire_memo = WireMemo(key)
-            manifest = wire_manifest(req, iteration, key, run.wire_parts, run.wire_memo)
-            run.wire_parts = [*run.wire_parts[: manifest["kept"]], *manifest["parts"]]
+            manifest = wire_manifest(req, iteration, key, memo=run.wire_memo)  # kept: from the memo's last call
             turn.llm_call = {**record, "wire": manifest}  # what crosses, after every hook
             return await call_provider(run, scope, req, iteration)
 
