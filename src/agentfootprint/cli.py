@@ -202,6 +202,7 @@ def _app() -> Any:
         turns_per_hour: int = typer.Option(None, help="Per caller: turns admitted in any hour (429 over it)."),
         concurrent_turns: int = typer.Option(None, help="Per caller: turns running at once (429 over it)."),
         retention_days: float = typer.Option(None, help="Delete threads not written for this many days."),
+        otlp: bool = typer.Option(False, "--otlp", help="Also receive OTLP/HTTP traces at POST /v1/traces."),
     ) -> None:
         """Serve ``module:factory`` (a no-argument function returning an Agent) over AG-UI.
 
@@ -224,6 +225,7 @@ def _app() -> Any:
             max_message_bytes=max_message_bytes,
             limits=limits,
             retention_seconds=retention_days * 86_400 if retention_days is not None else None,
+            otlp=otlp,
         )
 
     @app.command("mcp")

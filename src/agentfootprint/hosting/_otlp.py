@@ -15,18 +15,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio.to_thread
+from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from agentfootprint.explain.recording import Recording
 from agentfootprint.hosting._body import read_body_capped
 from agentfootprint.hosting.plan import ThreadBinder, bind_identity
 from agentfootprint.hosting.refusal import HostingConfigError, HostUnavailableError, WireRequestRefusal
 from agentfootprint.hosting.sessions import owner_key
 from agentfootprint.identity import Identity
 from agentfootprint.interop import InvalidTraceError, TraceContentMissingError, import_trace
-from agentfootprint.stores.recordings import RecordingStore
+from agentfootprint.stores.recordings import MAX_PAGE, InMemoryRecordingStore, RecordingStore
 
 logger = logging.getLogger("agentfootprint.hosting.otlp")
 
@@ -64,9 +66,49 @@ def _refusal(reason: str) -> WireRequestRefusal:
 def otlp_run_id(identity: Identity | None, trace_id: str) -> str:
     """The run id a trace is filed under: the caller's principal (hashed) and the trace id, so no caller can reach or
     replace another's run by sending the same trace id."""
-    owner = owner_key(identity)
+    return _owner_prefix(owner_key(identity)) + trace_id.lower()
+
+
+def _owner_prefix(owner: str | None) -> str:
     tag = hashlib.sha256(owner.encode("utf-8")).hexdigest()[:16] if owner is not None else "anonymous"
-    return f"otlp-{tag}-{trace_id.lower()}"
+    return f"otlp-{tag}-"
+
+
+def imported_runs(recordings: RecordingStore, owner: str | None, limit: int = 1000) -> list[tuple[Recording, float]]:
+    """The runs the receiver filed for ``owner`` (newest first, at most ``limit``), each with when it was filed;
+    one that no longer reads as a recording is skipped."""
+    prefix = _owner_prefix(owner)
+    out: list[tuple[Recording, float]] = []
+    cursor: str | None = None
+    while True:
+        page = recordings.list(limit=MAX_PAGE, cursor=cursor)
+        for meta in page.items:
+            body = recordings.get(meta.run_id) if meta.run_id.startswith(prefix) else None
+            if body is None:
+                continue
+            try:
+                out.append((Recording.model_validate_json(body), meta.created_at))
+            except ValidationError:
+                logger.warning("an imported trace's recording no longer reads; not listed")
+            if len(out) >= limit:
+                return out
+        cursor = page.next_cursor
+        if cursor is None:
+            return out
+
+
+def host_receiver(otlp: Any, bind_caller: ThreadBinder | None) -> OtlpReceiver | None:
+    """The receiver an AG-UI host mounts for ``otlp=``: None for False, a new in-memory store for True, the given
+    store, or the given ``OtlpReceiver`` as is; with a ``bind_caller`` only signed-in callers may send."""
+    if otlp is False or otlp is None:
+        return None
+    if isinstance(otlp, OtlpReceiver):
+        return otlp
+    if otlp is True:
+        return OtlpReceiver(InMemoryRecordingStore(), bind_caller=bind_caller, require_identity=bind_caller is not None)
+    if isinstance(otlp, RecordingStore):
+        return OtlpReceiver(otlp, bind_caller=bind_caller, require_identity=bind_caller is not None)
+    raise HostingConfigError("otlp must be a bool, a RecordingStore or an OtlpReceiver")
 
 
 @dataclass

@@ -145,6 +145,7 @@ def ag_ui_app(
     retention_seconds: float | None = None,
     checkpoint_key: str | bytes | Sequence[str | bytes] | None = None,
     explorer: bool = False,
+    otlp: Any = False,
 ) -> Starlette:
     """An ASGI app serving ``agent_factory``'s agents over AG-UI at ``POST {path}`` (and ``GET /healthz``); an
     ``Agent`` instead of a factory serves every thread with that one instance (turns run side by side).
@@ -154,7 +155,9 @@ def ag_ui_app(
     ``checkpoint_key``: the host seals the pause, conversation and recording it stores (HMAC-SHA256, bound to the
     thread and its owner) and refuses a stored one whose seal is missing or wrong with a 409 (``ERR_CHECKPOINT_SEAL``,
     field ``seal``) before anything runs; a list of keys rotates them (the first signs, each verifies).
-    ``explorer``: the why explorer at ``/explorer/``, listing the signed-in caller's own threads' last runs."""
+    ``explorer``: the why explorer at ``/explorer/``, listing the signed-in caller's own threads' last runs.
+    ``otlp``: the OTLP/HTTP trace receiver at ``POST /v1/traces`` (True: into an in-memory RecordingStore; or a
+    RecordingStore, or an ``OtlpReceiver``); imported traces are filed per caller and the explorer lists them."""
     if isinstance(agent_factory, Agent):  # one instance serves every thread at once: a run is a value
         shared = agent_factory
         agent_factory = lambda: shared  # noqa: E731
@@ -193,6 +196,12 @@ def ag_ui_app(
         float(retention_seconds) if retention_seconds is not None else None,
     )
     host.key = key
+    receiver = None
+    if otlp is not False:
+        from agentfootprint.hosting._otlp import host_receiver
+
+        receiver = host_receiver(otlp, bind_thread)
+        host.imported = receiver.recordings if receiver is not None else None
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
@@ -222,7 +231,10 @@ def ag_ui_app(
 
         shown = explorer_app(catalog_for=host.explorer_catalog, agent_factory=agent_factory, root_path="/explorer")
         routes.append(Mount("/explorer", app=shown))
+    if receiver is not None:
+        routes.extend(receiver.routes())
     app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.agentfootprint_otlp = receiver
     app.state.agentfootprint_sessions = host.store
     app.state.agentfootprint_sweep = host.sweep
     return app
@@ -362,6 +374,7 @@ class _Host:
         self.path = path
         self.retention = retention
         self.key: HostKeys | None = None
+        self.imported: Any = None  # the RecordingStore the OTLP receiver files into (otlp=)
         lease_seconds = getattr(store, "lease_seconds", DEFAULT_LEASE_SECONDS)
         self.heartbeat_seconds = max(0.2, float(lease_seconds) / 3)
         try:
@@ -504,6 +517,11 @@ class _Host:
                     catalog.add(Recording.model_validate(opened), created_at=thread.updated_at)
             except (AgentFootprintError, ValidationError):
                 logger.warning("explorer: a thread's recording was refused (edited or unreadable); not listed")
+        if self.imported is not None:
+            from agentfootprint.hosting._otlp import imported_runs
+
+            for rec, created in await anyio.to_thread.run_sync(imported_runs, self.imported, owner):
+                catalog.add(rec, created_at=created)
         return catalog
 
     async def _owner_of(self, request: Request) -> tuple[str, str | None]:

@@ -82,12 +82,14 @@ def serve(
     limits: AdmissionLimits | Mapping[str, Any] | None = None,
     retention_seconds: float | None = None,
     checkpoint_key: str | bytes | Sequence[str | bytes] | None = None,
+    otlp: bool = False,
 ) -> None:
     """Serve ``module:factory`` over AG-UI at ``http://host:port{path}`` until interrupted (``/healthz`` too).
 
     ``lease_seconds``: how long a thread stays busy after its host dies mid-turn (renewed while a turn runs);
     ``checkpoint_key``: the host's seal key (or keys, newest first); when None they are read from
-    ``AGENTFOOTPRINT_CHECKPOINT_KEY`` (comma-separated)."""
+    ``AGENTFOOTPRINT_CHECKPOINT_KEY`` (comma-separated); ``otlp``: also receive OTLP/HTTP traces at ``/v1/traces``
+    (kept in memory, listed per caller by the explorer)."""
     if not isinstance(port, int) or isinstance(port, bool) or not 0 <= port <= 65535:
         raise HostingConfigError("port must be an int in 0..65535")
     factory = load_factory(target)
@@ -110,5 +112,6 @@ def serve(
         limits=limits,
         retention_seconds=retention_seconds,
         checkpoint_key=key,
+        otlp=otlp,
     )
     uvicorn.run(app, host=host, port=port, log_level=log_level)
