@@ -284,13 +284,16 @@ async def test_what_is_not_a_run_or_not_an_agent_is_refused_by_code() -> None:
         await fork([], agent, at="call-llm#5")
     assert err.value.code == "ERR_WHATIF_NOT_A_RUN"
     with pytest.raises(WhatIfError) as err:
-        await fork(original, Sequence.create().step("one", agent).build(), at="call-llm#5")
+        await fork(original, object(), at="call-llm#5")
     assert err.value.code == "ERR_FORK_NOT_AN_AGENT"
+    with pytest.raises(ForkMismatchError) as mismatch:  # an agent's own run is not a composition's
+        await fork(original, Sequence.create().step("one", agent).build(), at="call-llm#5")
+    assert mismatch.value.field == "members"
     with pytest.raises(NoRunRecordError):
         await fork(RunResult(answer="x", run_id="r", status="completed"), agent, at="call-llm#5")
 
 
-async def test_a_step_inside_a_composition_member_is_refused_as_not_supported() -> None:
+async def test_a_step_inside_a_composition_member_forked_with_the_member_alone_is_refused() -> None:
     world = World(["look"], ["look"], [])
     member = world.agent()
     seq = Sequence.create().step("one", member).build()
@@ -298,9 +301,9 @@ async def test_a_step_inside_a_composition_member_is_refused_as_not_supported() 
     snap = result.recorded().snapshot
     assert snap is not None
     inner = next(c.runtime_stage_id for c in snap.commit_log if c.stage_id == "call-llm" and c.namespace)
-    with pytest.raises(WhatIfError) as err:
+    with pytest.raises(ForkMismatchError) as err:
         await fork(result, member, at=inner)
-    assert err.value.code == "ERR_FORK_UNSUPPORTED"
+    assert err.value.field == "members"
 
 
 # -- pause chains --------------------------------------------------------------------------------------------------
@@ -594,3 +597,24 @@ async def test_a_resumed_leg_that_does_not_continue_a_recorded_pause_is_refused(
     world.reset()
     whole = await fork(load_recording(tmp_path / "chain.json"), agent, at=call_ids(legs[-1])[-1])
     assert whole.answer == legs[-1].answer and (world.model_calls, world.tool_runs) == (1, 0)
+
+
+async def test_a_fork_after_repeated_identical_tool_calls_reproduces_the_repeat_sentence() -> None:
+    """A served result carries the repeated-call sentence the loop appended; the fork tallies it as the run did."""
+    world = World(["look", "look", "look"], ["look"], [])
+
+    def same(req: LLMRequest) -> LLMResponse | str:  # the same arguments every time: the same result
+        world.model_calls += 1
+        k = len([m for m in req.messages if m.role == "tool"])
+        if k < 3:
+            return LLMResponse(content="", tool_calls=[ToolCall(id=f"c{k}", name="look", args={"q": "same"})])
+        return "last: " + str([m.content for m in req.messages if m.role == "tool"])
+
+    world.respond = same  # type: ignore[method-assign]
+    agent = world.agent()
+    (original,) = await record(world, agent)
+    assert str(original.answer).count("[identical call: 'look'") == 1
+    for at in call_ids(original):
+        forked = await fork(original, agent, at=at)
+        assert forked.answer == original.answer
+        assert diff(original, forked).agree

@@ -218,6 +218,14 @@ class Composition(ABC):
             members.append((name, runner.without(*mine) if mine else runner))
         return keyed(self._rebuilt(members), self.checkpoint_key)
 
+    def with_agents(self, swap: Callable[[Agent], Agent]) -> Composition:
+        """The same composition with every agent (nested ones too) replaced by ``swap(agent)`` (a fork's seam)."""
+        members = [
+            (name, swap(r) if isinstance(r, Agent) else r.with_agents(swap) if isinstance(r, Composition) else r)
+            for name, r in self.members
+        ]
+        return keyed(self._rebuilt(members), self.checkpoint_key)
+
     # -- events and record ----------------------------------------------------------------------------------
     def on(self, type_or_glob: str, fn: Callable[[AgentEvent], Any]) -> Callable[[], None]:
         """Listen to composition events and every member agent's events during this composition's runs."""

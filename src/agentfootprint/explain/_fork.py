@@ -7,12 +7,13 @@ import hashlib
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from itertools import pairwise
-from typing import Any
+from typing import Any, NoReturn
 
 from pydantic import ValidationError
 
 from agentfootprint._sync import run_sync
 from agentfootprint.agent import CallTool, Extension, RunContext, ToolCallRequest
+from agentfootprint.agent._repeated import REPEATED_CALL_THRESHOLD, repeated_note
 from agentfootprint.agent.config import READ_SKILL
 from agentfootprint.context import Injection, InjectionContext, Trigger
 from agentfootprint.explain._runs import WhatIfError, read_value
@@ -33,7 +34,8 @@ _MESSAGES_START = hashlib.sha256(b"messages").hexdigest()
 
 class ForkMismatchError(WhatIfError):
     """The recording does not fit the agent (or the agent did not rebuild it); ``.field`` names what differs:
-    ``step``, ``model``, ``tools``, ``tool_order``, ``sources``, ``leg``, ``request`` or ``tool_call``."""
+    ``step``, ``model``, ``tools``, ``tool_order``, ``sources``, ``leg``, ``request``, ``tool_call``, and inside a
+    composition ``members`` or ``member_order``."""
 
     code = "ERR_FORK_MISMATCH"
 
@@ -70,16 +72,21 @@ class _Leg:
     tool_records: list[dict[str, Any]]
     answers: dict[str, Any]
     """Tool call id → the person's recorded answer, for each pause the chain resumed (ask_human)."""
+    namespaces: frozenset[str] = frozenset({""})
+    """Where the agent's stages ran: the root for an agent's own run, its mounts inside a composition."""
 
 
 def _written(commit: Commit, key: str) -> Any:
     return next((w.value for w in reversed(commit.writes) if w.path == key), None)
 
 
-def _calls(snap: FlowSnapshot) -> list[_Call]:
+_ROOT = frozenset({""})
+
+
+def _calls(snap: FlowSnapshot, namespaces: frozenset[str] = _ROOT) -> list[_Call]:
     out: list[_Call] = []
     for c in snap.commit_log:
-        if c.stage_id != "call-llm" or c.namespace != "" or not c.applied or c.failed:
+        if c.stage_id != "call-llm" or c.namespace not in namespaces or not c.applied or c.failed:
             continue
         llm = _written(c, "llm_call") or {}
         reply = _written(c, "last_response")
@@ -103,11 +110,11 @@ def _calls(snap: FlowSnapshot) -> list[_Call]:
     return out
 
 
-def _tool_records(snap: FlowSnapshot) -> list[dict[str, Any]]:
-    """Every root tool result the run recorded, in order, each with the commit idx that landed it."""
+def _tool_records(snap: FlowSnapshot, namespaces: frozenset[str] = _ROOT) -> list[dict[str, Any]]:
+    """Every tool result the run recorded in ``namespaces``, in order, each with the commit idx that landed it."""
     out: list[dict[str, Any]] = []
     for c in snap.commit_log:
-        if c.namespace != "" or c.stage_id != "tool-calls" or not c.applied:
+        if c.namespace not in namespaces or c.stage_id != "tool-calls" or not c.applied:
             continue
         for w in c.writes:
             if w.path == "tool_results" and w.verb == "append" and isinstance(w.value, list | tuple):
@@ -153,24 +160,46 @@ def _one_leg(run: Any) -> tuple[FlowSnapshot, dict[str, Any] | None, dict[str, s
     return snap, run_input, declared
 
 
-def _leg_of(run: Any) -> _Leg:
-    """The run to fork: one result or recording, or a pause chain given as its legs in order."""
+def _continues(before: FlowSnapshot, after: FlowSnapshot) -> bool:
+    """Whether ``after`` resumed ``before``: an agent's leg names its origin; a composition's leg carries the whole
+    log, so the leg before it is its paused prefix."""
+    if after.resumed_from is not None:
+        origin = after.resumed_from
+        return origin.get("run_id") == before.run_id and origin.get("commits") == len(before.commit_log)
+    n = len(before.commit_log)
+    return (
+        after.run_id == before.run_id
+        and 0 < n < len(after.commit_log)
+        and before.commit_log[-1].paused
+        and [c.runtime_stage_id for c in before.commit_log] == [c.runtime_stage_id for c in after.commit_log[:n]]
+    )
+
+
+def _chain_of(run: Any) -> tuple[FlowSnapshot, dict[str, Any] | None, dict[str, str] | None]:
+    """The run to fork, its input (when the result carries it) and declared sources: one result or recording, or a
+    pause chain given as its legs in order (each leg checked to continue the one before it)."""
     legs = list(run) if isinstance(run, list | tuple) else [run]
     if not legs:
         raise WhatIfError("run is not a run: pass a RunResult or a recording", code="ERR_WHATIF_NOT_A_RUN")
     read = [_one_leg(leg) for leg in legs]
     for (before, _, _), (after, _, _) in pairwise(read):
-        origin = after.resumed_from or {}
-        if origin.get("run_id") != before.run_id or origin.get("commits") != len(before.commit_log):
+        if not _continues(before, after):
             raise ForkMismatchError("a leg of the pause chain was not resumed from the leg before it", field="leg")
     snap, run_input, declared = read[-1]
     if snap.resumed_from:
         count = snap.resumed_from.get("commits")
         if not isinstance(count, int) or not 0 < count <= len(snap.commit_log) or not snap.commit_log[count - 1].paused:
             raise ForkMismatchError("the resumed leg does not continue a recorded pause", field="leg")
+    return snap, run_input or next((i for _, i, _ in read if i is not None), None), declared
+
+
+def _leg_of(run: Any) -> _Leg:
+    """The agent run to fork (one result or recording, or a pause chain given as its legs in order)."""
+    snap, run_input, declared = _chain_of(run)
     calls = _calls(snap)
-    run_input = run_input or next((i for _, i, _ in read if i is not None), None) or _input_of_snapshot(snap, calls)
-    return _Leg(snap, run_input, declared, calls, _tool_records(snap), _answers(snap))
+    return _Leg(
+        snap, run_input or _input_of_snapshot(snap, calls), declared, calls, _tool_records(snap), _answers(snap)
+    )
 
 
 def _recorded_clock(snap: FlowSnapshot) -> dict[str, Any] | None:
@@ -185,11 +214,12 @@ def _recorded_clock(snap: FlowSnapshot) -> dict[str, Any] | None:
     return given
 
 
-def _answers(snap: FlowSnapshot) -> dict[str, Any]:
+def _answers(snap: FlowSnapshot, namespaces: frozenset[str] | None = None) -> dict[str, Any]:
     """Tool call id → a person's recorded answer, for every pause a later leg of the chain resumed."""
     out: dict[str, Any] = {}
     for c in snap.commit_log:
-        for w in c.writes if c.stage_id == "tool-calls" and c.applied else ():
+        mine = c.stage_id == "tool-calls" and c.applied and (namespaces is None or c.namespace in namespaces)
+        for w in c.writes if mine else ():
             if w.path == "tool_results" and isinstance(w.value, list | tuple):
                 for r in w.value:
                     if isinstance(r, Mapping) and r.get("answered_by") == "human":
@@ -213,9 +243,9 @@ def _check_fit(leg: _Leg, agent: Any, at: Any) -> int:
     if ordinal is None:
         nested = any(c.runtime_stage_id == at and c.namespace for c in leg.snap.commit_log)
         if nested:
-            raise WhatIfError(
-                "forking at a model call inside a composition member is not supported yet",
-                code="ERR_FORK_UNSUPPORTED",
+            raise ForkMismatchError(
+                "the step is inside a composition member: fork with the composition that made the run",
+                field="members",
             )
         raise ForkMismatchError("the run has no model call at that step", field="step")
     config = agent.config
@@ -280,7 +310,7 @@ class _RequestDigest:
         return digest(head)
 
 
-@dataclass
+@dataclass(eq=False)
 class _Cursor:
     """Where the fork is: model calls made (replayed, then live), tool calls served, the first refusal."""
 
@@ -294,6 +324,12 @@ class _Cursor:
     """No change was asked for: the fork step's own request is checked too before it goes live."""
     finished: bool = False
     """The fork returned: later runs of its agent (a rerun of the result) are live and substitute nothing."""
+    check_live_tools: bool = False
+    """A composition member wholly after the fork step: its first live request is still checked for its tools."""
+
+    def forked(self) -> bool:
+        """Whether the next model call is the fork step or after it (the change applies from there on)."""
+        return self.calls >= self.prefix
 
 
 class _ForkProvider:
@@ -316,6 +352,8 @@ class _ForkProvider:
         cursor.calls += 1
         if n > cursor.prefix or (n == cursor.prefix and not cursor.check_at):
             cursor.live_calls += 1
+            if cursor.check_live_tools and n == 0 and self._leg.calls:
+                self._check_tools(0, request)
             return None
         self._check(n, request)
         if n == cursor.prefix:  # the fork step itself, with no change: checked like the prefix, then live
@@ -323,15 +361,25 @@ class _ForkProvider:
             return None
         return self._served(n)
 
+    def _check_tools(self, n: int, request: LLMRequest) -> _Call:
+        call = self._leg.calls[n]
+        which = _tool_field(call.tools, [t.name for t in request.tools])
+        if which is not None:
+            self._refuse(ForkMismatchError(f"model call {n + 1} offers other tools than the recording's", field=which))
+        return call
+
+    def _refuse(self, refusal: ForkMismatchError) -> NoReturn:
+        """Raise ``refusal``, kept on the cursor too (a composition may wrap what a member raises)."""
+        self._cursor.refusal = self._cursor.refusal or refusal
+        raise refusal
+
     def _check(self, n: int, request: LLMRequest) -> None:
         """Refuse the request of model call ``n`` unless it is the recorded one (its receipt's digest)."""
-        call = self._leg.calls[n]
-        offered = [t.name for t in request.tools]
-        which = _tool_field(call.tools, offered)
-        if which is not None:
-            raise ForkMismatchError(f"model call {n + 1} offers other tools than the recording's", field=which)
+        call = self._check_tools(n, request)
         if request.model != call.model:
-            raise ForkMismatchError(f"model call {n + 1} asks another model than the recording's", field="model")
+            self._refuse(
+                ForkMismatchError(f"model call {n + 1} asks another model than the recording's", field="model")
+            )
         same = (
             self._digest(request) == call.request_digest
             if call.request_digest is not None
@@ -339,7 +387,9 @@ class _ForkProvider:
             == (call.message_count, call.seed, call.system_prompt)
         )
         if not same:
-            raise ForkMismatchError(f"model call {n + 1} builds another request than the recording's", field="request")
+            self._refuse(
+                ForkMismatchError(f"model call {n + 1} builds another request than the recording's", field="request")
+            )
 
     def _served(self, n: int) -> LLMResponse:
         """The recorded reply of model call ``n``."""
@@ -377,15 +427,24 @@ class _ForkProvider:
             yield chunk
 
 
+def _before_nudge(name: str, content: str) -> str:
+    """A recorded tool result as the tool returned it: the repeated-call sentence the loop appended is taken off,
+    so the loop tallies the served result and appends the sentence again exactly as it did."""
+    for by_args in (False, True):
+        note = repeated_note(name, REPEATED_CALL_THRESHOLD, by_args)
+        if content.endswith(note):
+            return content[: -len(note)]
+    return content
+
+
 class ForkReplay(Extension):
     """Serves the recorded result of every tool call before the fork step and substitutes replaced tool results."""
 
     name = "fork_replay"
 
-    def __init__(self, leg: _Leg, cursor: _Cursor, iteration: int, dropped: frozenset[str], results: Mapping[str, str]):
+    def __init__(self, leg: _Leg, cursor: _Cursor, dropped: frozenset[str], results: Mapping[str, str]) -> None:
         self._leg = leg
         self._cursor = cursor
-        self._iteration = iteration
         self._dropped = dropped
         self._results = dict(results)
 
@@ -414,7 +473,7 @@ class ForkReplay(Extension):
         if call.tool is not None and call.tool.pauses and record.get("answered_by") == "human":
             return await call_next(call)  # the pause is asked again, and answered from the recording on resume
         return ToolOutcome(
-            content=str(record.get("content", "")),
+            content=_before_nudge(call.name, str(record.get("content", ""))),
             is_error=bool(record.get("is_error")),
             error_code=record.get("error_code"),
             truncated=bool(record.get("truncated")),
@@ -437,7 +496,7 @@ class ForkReplayDropping(ForkReplay):
 def _landed_before(leg: _Leg, source_id: str, at_idx: int) -> bool:
     """Whether ``source_id`` (an injection, chunk or memory entry) landed in the state before the fork step."""
     for c in leg.snap.commit_log[:at_idx]:
-        for w in c.writes if c.namespace == "" and c.applied else ():
+        for w in c.writes if c.namespace in leg.namespaces and c.applied else ():
             items = w.value if isinstance(w.value, list | tuple) else ()
             if w.path in _INJECTION_KEYS and any(_carries(r, source_id) for r in items):
                 return True
@@ -464,42 +523,49 @@ class _LandsUntil(Injection):
     """An injection that lands as it always did before the fork step and not from it on (its records before the
     step are the recorded ones: same trigger, same text)."""
 
-    until: int = 0
+    cursor: Any = None
 
     def render_record(self, ctx: InjectionContext) -> tuple[str, dict[str, Any]] | None:
-        if ctx.iteration >= self.until:
+        if self.cursor.forked():
             return None
         return Injection.render_record(self, ctx)
 
 
-def _lands_until(inj: Injection, iteration: int) -> Injection:
-    return _LandsUntil(**{f.name: getattr(inj, f.name) for f in fields(Injection)}, until=iteration)
+def _lands_until(inj: Injection, cursor: _Cursor) -> Injection:
+    return _LandsUntil(**{f.name: getattr(inj, f.name) for f in fields(Injection)}, cursor=cursor)
 
 
-def _gated_trigger(inj: Any, iteration: int) -> Any:
+def _gated_trigger(inj: Any, cursor: _Cursor) -> Any:
     """A retrieval or memory injection active only before the fork step (its trigger reads as a rule from then)."""
     original = inj.trigger
     if original.kind == "always":
-        return Trigger(kind="rule", predicate=lambda ctx: ctx.iteration < iteration, label=original.label)
+        return Trigger(kind="rule", predicate=lambda ctx: not cursor.forked(), label=original.label)
     predicate = original.predicate
-    return replace(original, predicate=lambda ctx: ctx.iteration < iteration and bool(predicate(ctx)))
+    return replace(original, predicate=lambda ctx: not cursor.forked() and bool(predicate(ctx)))
 
 
-def _gated_content(inj: Any, value: str, iteration: int) -> Any:
+def _gated_content(inj: Any, value: str, cursor: _Cursor) -> Any:
     def content(ctx: Any) -> str:
-        return value if ctx.iteration >= iteration else inj.render(ctx)
+        return value if cursor.forked() else inj.render(ctx)
 
     return replace(inj, content=content, template=False)
 
 
-def _fork_agent(agent: Any, leg: _Leg, ordinal: int, without: Sequence[str], swaps: Mapping[str, Any]) -> Any:
+@dataclass(frozen=True)
+class _Change:
+    """What one agent of the fork changes: sources removed and values given from its fork step on."""
+
+    without: Sequence[str] = ()
+    swaps: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _fork_agent(agent: Any, leg: _Leg, cursor: _Cursor, at_idx: int, change: _Change) -> Any:
     """The agent that runs the fork: the change gated to the fork step on, the recorded prefix served."""
     from agentfootprint.agent import Agent
     from agentfootprint.agent.record import landed_parts_of
 
     config = agent.config
-    at = leg.calls[ordinal]
-    at_idx, iteration = at.commit.idx, at.iteration
+    without, swaps = change.without, change.swaps
     if without or swaps:  # unknown ids: UnknownSourceError, by code
         agent.without_landed((*without, *swaps), landed_parts_of(leg.snap.state))
     kinds = config.source_ids()
@@ -519,9 +585,9 @@ def _fork_agent(agent: Any, leg: _Leg, ordinal: int, without: Sequence[str], swa
             if not _landed_before(leg, sid, at_idx):
                 removed.add(sid)
             elif type(inj) is Injection:
-                gated[sid] = _lands_until(inj, iteration)
+                gated[sid] = _lands_until(inj, cursor)
             elif inj.trigger.kind in ("always", "rule"):
-                gated[sid] = replace(inj, trigger=_gated_trigger(inj, iteration))
+                gated[sid] = replace(inj, trigger=_gated_trigger(inj, cursor))
             else:
                 raise _unsupported("a removed retrieval or memory source triggered by a tool or the model")
     results: dict[str, str] = {}
@@ -539,43 +605,59 @@ def _fork_agent(agent: Any, leg: _Leg, ordinal: int, without: Sequence[str], swa
                 "replace takes an injected source (fact, steering, instruction, skill) or a tool result (tool#n)",
                 code="ERR_FORK_REPLACE_UNSUPPORTED",
             )
-        gated[sid] = _gated_content(gated.get(sid, inj), value, iteration)
+        gated[sid] = _gated_content(gated.get(sid, inj), value, cursor)
     base = config.without(removed) if removed else config
     injections = tuple(gated.get(i.id, i) for i in base.injections)
-    cursor = _Cursor(prefix=ordinal, check_at=not without and not swaps)
-    ext = (ForkReplayDropping if dropped_tools else ForkReplay)(
-        leg, cursor, iteration, frozenset(dropped_tools), results
-    )
+    ext = (ForkReplayDropping if dropped_tools else ForkReplay)(leg, cursor, frozenset(dropped_tools), results)
     forked = replace(
         base,
         injections=injections,
         provider=_ForkProvider(config.provider, leg, cursor),
         extensions=(*base.extensions, ext),
     )
-    return Agent(forked), cursor
+    return Agent(forked)
+
+
+def _check_changes(without: Sequence[str], replace: Mapping[str, Any] | None) -> dict[str, Any]:
+    if isinstance(without, str) or not all(isinstance(s, str) for s in without):
+        raise WhatIfError("without must be a list of source ids", code="ERR_WHATIF_SOURCE_ID")
+    return dict(replace or {})
+
+
+def _run_kwargs(run_input: Mapping[str, Any]) -> dict[str, Any]:
+    """The recorded run's caller, seed and session, as a rerun's keyword arguments."""
+    kwargs: dict[str, Any] = {"identity": run_input.get("identity"), "seed": run_input.get("seed")}
+    if run_input.get("session_id"):
+        kwargs["session_id"] = run_input["session_id"]
+    return kwargs
 
 
 async def fork(
     run: Any, agent: Any, *, at: str, without: Sequence[str] = (), replace: Mapping[str, Any] | None = None
 ) -> Any:
-    """Rerun ``run`` on ``agent`` from model call ``at`` with one change: every step before it is served from the
-    recording (requests checked), ``without`` drops sources and ``replace`` gives one a new value from ``at`` on."""
+    """Rerun ``run`` on ``agent`` (or the composition that made it) from model call ``at`` with one change: every
+    step before it is served from the recording (requests checked), ``without`` drops sources and ``replace``
+    gives one a new value from ``at`` on."""
     from agentfootprint.agent import Agent, RunResult
+    from agentfootprint.agent._fork_seam import MemberRunner
 
+    swaps = _check_changes(without, replace)
+    if isinstance(agent, MemberRunner) and not isinstance(agent, Agent):
+        from agentfootprint.explain._fork_members import fork_members
+
+        return await fork_members(run, agent, at=at, without=list(without), swaps=swaps)
     if not isinstance(agent, Agent):
-        raise WhatIfError("fork reruns an Agent: pass the agent that made the run", code="ERR_FORK_NOT_AN_AGENT")
-    if isinstance(without, str) or not all(isinstance(s, str) for s in without):
-        raise WhatIfError("without must be a list of source ids", code="ERR_WHATIF_SOURCE_ID")
-    swaps = dict(replace or {})
+        raise WhatIfError(
+            "fork reruns an Agent or a composition: pass the runner that made the run", code="ERR_FORK_NOT_AN_AGENT"
+        )
     leg = _leg_of(run)
     ordinal = _check_fit(leg, agent, at)
-    forked, cursor = _fork_agent(agent, leg, ordinal, list(without), swaps)
+    cursor = _Cursor(prefix=ordinal, check_at=not without and not swaps)
+    forked = _fork_agent(agent, leg, cursor, leg.calls[ordinal].commit.idx, _Change(list(without), swaps))
     run_input = leg.run_input
-    kwargs: dict[str, Any] = {"identity": run_input.get("identity"), "seed": run_input.get("seed")}
+    kwargs = _run_kwargs(run_input)
     if run_input.get("history"):
         kwargs["continue_from"] = {"run_id": "fork", "history": run_input["history"]}
-    if run_input.get("session_id"):
-        kwargs["session_id"] = run_input["session_id"]
     clock = _recorded_clock(leg.snap) if agent.config.time_enabled else None
     if clock is not None:  # the turn's clock as recorded, so the replayed requests tell the same time
         kwargs["time"] = clock
