@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -12,7 +11,6 @@ import pytest
 pytest.importorskip("opentelemetry.sdk.trace")
 
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
@@ -27,25 +25,14 @@ CONTENT_KEYS = {
     attrs.GEN_AI_TOOL_CALL_RESULT,
     attrs.GEN_AI_INPUT_MESSAGES,
     attrs.GEN_AI_OUTPUT_MESSAGES,
+    attrs.GEN_AI_SYSTEM_INSTRUCTIONS,
 }
 
 
 @pytest.fixture
-def exporter() -> InMemorySpanExporter:
-    return InMemorySpanExporter()
-
-
-@pytest.fixture
-def provider(exporter: InMemorySpanExporter) -> Iterator[TracerProvider]:
-    tp = TracerProvider()
-    tp.add_span_processor(SimpleSpanProcessor(exporter))
-    yield tp
-    tp.shutdown()
-
-
-@pytest.fixture(autouse=True)
-def _no_capture_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(attrs.CAPTURE_CONTENT_ENV, raising=False)
+def provider(tp: TracerProvider) -> TracerProvider:
+    """The tracer provider feeding ``exporter`` (tests/audit/conftest.py)."""
+    return tp
 
 
 def _by_name(spans: tuple[ReadableSpan, ...] | list[ReadableSpan]) -> dict[str, list[ReadableSpan]]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
@@ -12,7 +12,6 @@ import pytest
 pytest.importorskip("opentelemetry.sdk.trace")
 
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
@@ -99,24 +98,6 @@ class Observed:
 def _config(**kw: Any) -> SimpleNamespace:
     base: dict[str, Any] = {"provider": SimpleNamespace(name="acme"), "model": "m-1", "temperature": None}
     return SimpleNamespace(**{**base, **kw})
-
-
-@pytest.fixture
-def exporter() -> InMemorySpanExporter:
-    return InMemorySpanExporter()
-
-
-@pytest.fixture
-def tp(exporter: InMemorySpanExporter) -> Iterator[TracerProvider]:
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    yield provider
-    provider.shutdown()
-
-
-@pytest.fixture(autouse=True)
-def _no_capture_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(o.CAPTURE_CONTENT_ENV, raising=False)
 
 
 def _spans(exporter: InMemorySpanExporter) -> dict[str, ReadableSpan]:

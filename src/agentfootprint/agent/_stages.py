@@ -421,6 +421,7 @@ class Stages:
                     message_count=count,
                     tools=names,
                     system_prompt_text=request.system_prompt,
+                    messages=[m.model_dump(exclude_defaults=True) for m in request.messages],
                 )
             return StreamLlmStart(model=model, iteration=iteration, message_count=count, tools=names)
 
@@ -500,6 +501,8 @@ class Stages:
         extra: dict[str, Any] = {"reasoning": thought} if thought else {}  # only when there is some
         if response.model:  # the provider's own name for the model that answered, when it says
             extra["response_model"] = response.model
+        if response.id:  # the vendor's id for this response, when it sends one
+            extra["response_id"] = response.id
         emit(
             run,
             scope,
@@ -653,7 +656,8 @@ def _safe_call(call: Any) -> ToolCallRecord:
 
 
 def cost_of(config: AgentConfig, response: LLMResponse) -> float | None:
-    """The price of one model response by the agent's pricing table (None without a table or a price)."""
+    """The price of one model response by the agent's pricing table (None without a table or a price); prompt-cache
+    reads and writes at their own rates (``cached_input``, ``cache_write``) where the table has them, else ``input``."""
     if not config.pricing:
         return None
     price = (
@@ -663,8 +667,14 @@ def cost_of(config: AgentConfig, response: LLMResponse) -> float | None:
     )
     if price is None:
         return None
+    usage, rate = response.usage, price.get("input", 0.0)
+    cached, written = usage.cached_input_tokens, usage.cache_write_tokens
+    fresh = max(usage.input_tokens - cached - written, 0)  # the cached parts are counted in input_tokens
     return (
-        response.usage.input_tokens * price.get("input", 0.0) + response.usage.output_tokens * price.get("output", 0.0)
+        fresh * rate
+        + cached * price.get("cached_input", rate)
+        + written * price.get("cache_write", rate)
+        + usage.output_tokens * price.get("output", 0.0)
     ) / 1000.0
 
 

@@ -93,7 +93,8 @@ class Agent:
         """Start building an agent on ``provider``; ``max_iterations`` caps model calls per turn.
 
         ``caching="off"`` sends no prompt-cache markers at all (a global kill switch over every cache policy);
-        ``record_system_prompt=True`` puts the assembled system prompt on every ``stream.llm_start`` event.
+        ``record_system_prompt=True`` puts the assembled system prompt and the messages sent on every
+        ``stream.llm_start`` event.
         Recording dials: ``read_tracking="full"`` keeps the value each read saw on its commit, ``commit_values="full"``
         records appends and merges as whole values, ``write_provenance="reads-prefix"`` names each write's prior reads.
         ``react_mode``: ``dynamic`` recomposes the context every iteration, ``classic`` composes it once per turn,

@@ -58,6 +58,9 @@ _DECLARED = object()
 X = TypeVar("X", bound=Extension)
 R = TypeVar("R")
 
+PRICE_KINDS = ("input", "output", "cached_input", "cache_write")
+"""The rates a pricing table may name for a model (USD per 1,000 tokens)."""
+
 
 @contextmanager
 def _build_error(code: str | None = None) -> Iterator[None]:
@@ -202,7 +205,14 @@ class AgentBuilder:
         return self
 
     def pricing(self, table: Mapping[str, Mapping[str, float]]) -> AgentBuilder:
-        """USD per 1,000 tokens by model: ``{"gpt-x": {"input": 0.5, "output": 1.5}}`` (``"*"`` for any)."""
+        """USD per 1,000 tokens by model: ``{"gpt-x": {"input": 0.5, "output": 1.5}}`` (``"*"`` for any); optional
+        ``cached_input`` / ``cache_write`` price prompt-cache reads and writes (else they cost ``input``)."""
+        for rates in table.values():
+            for kind, rate in rates.items():
+                if kind not in PRICE_KINDS:
+                    raise AgentBuildError("pricing takes the rates " + ", ".join(PRICE_KINDS), code="ERR_PRICING_KIND")
+                if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 <= rate < float("inf"):
+                    raise AgentBuildError("pricing rates are non-negative numbers", code="ERR_PRICING_RATE")
         self._config = replace(self._config, pricing={k: dict(v) for k, v in table.items()})
         return self
 

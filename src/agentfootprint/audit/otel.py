@@ -44,6 +44,7 @@ __all__ = [
     "AF_STATUS",
     "CAPTURE_CONTENT_ENV",
     "ERROR_TYPE",
+    "GEN_AI_AGENT_ID",
     "GEN_AI_AGENT_NAME",
     "GEN_AI_CONVERSATION_ID",
     "GEN_AI_INPUT_MESSAGES",
@@ -54,12 +55,16 @@ __all__ = [
     "GEN_AI_REQUEST_MODEL",
     "GEN_AI_REQUEST_TEMPERATURE",
     "GEN_AI_RESPONSE_FINISH_REASONS",
+    "GEN_AI_RESPONSE_ID",
     "GEN_AI_RESPONSE_MODEL",
+    "GEN_AI_SYSTEM_INSTRUCTIONS",
     "GEN_AI_TOOL_CALL_ARGUMENTS",
     "GEN_AI_TOOL_CALL_ID",
     "GEN_AI_TOOL_CALL_RESULT",
     "GEN_AI_TOOL_NAME",
     "GEN_AI_TOOL_TYPE",
+    "GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS",
+    "GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS",
     "GEN_AI_USAGE_INPUT_TOKENS",
     "GEN_AI_USAGE_OUTPUT_TOKENS",
     "OPERATION_CHAT",
@@ -75,14 +80,19 @@ __all__ = [
 GEN_AI_OPERATION_NAME = "gen_ai.operation.name"
 GEN_AI_PROVIDER_NAME = "gen_ai.provider.name"
 GEN_AI_AGENT_NAME = "gen_ai.agent.name"
+GEN_AI_AGENT_ID = "gen_ai.agent.id"
 GEN_AI_CONVERSATION_ID = "gen_ai.conversation.id"
 GEN_AI_REQUEST_MODEL = "gen_ai.request.model"
 GEN_AI_REQUEST_TEMPERATURE = "gen_ai.request.temperature"
 GEN_AI_REQUEST_MAX_TOKENS = "gen_ai.request.max_tokens"
 GEN_AI_RESPONSE_MODEL = "gen_ai.response.model"
 GEN_AI_RESPONSE_FINISH_REASONS = "gen_ai.response.finish_reasons"
+GEN_AI_RESPONSE_ID = "gen_ai.response.id"
 GEN_AI_USAGE_INPUT_TOKENS = "gen_ai.usage.input_tokens"
 GEN_AI_USAGE_OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
+GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS = "gen_ai.usage.cache_read.input_tokens"
+GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS = "gen_ai.usage.cache_creation.input_tokens"
+GEN_AI_SYSTEM_INSTRUCTIONS = "gen_ai.system_instructions"
 GEN_AI_INPUT_MESSAGES = "gen_ai.input.messages"
 GEN_AI_OUTPUT_MESSAGES = "gen_ai.output.messages"
 GEN_AI_TOOL_NAME = "gen_ai.tool.name"
@@ -136,6 +146,12 @@ _SUBSCRIBED = (
     _PAUSE_RESUMED,
 )
 _MAX_NAME = 200
+_USAGE_ATTRS = (
+    ("input_tokens", GEN_AI_USAGE_INPUT_TOKENS),
+    ("output_tokens", GEN_AI_USAGE_OUTPUT_TOKENS),
+    ("cached_input_tokens", GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS),
+    ("cache_write_tokens", GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS),
+)
 
 
 _BY_CLASS = {
@@ -246,6 +262,28 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _tool_call_part(call: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool call as a GenAI ``tool_call`` message part."""
+    return {"type": "tool_call", "id": call.get("id"), "name": call.get("name"), "arguments": call.get("args")}
+
+
+def _chat_message(message: Mapping[str, Any]) -> dict[str, Any]:
+    """One sent message (our ``Message`` dump) in the GenAI input-messages shape: a role and its parts."""
+    role = message.get("role")
+    content = message.get("content")
+    if role == "tool":
+        response = {"type": "tool_call_response", "id": message.get("tool_call_id"), "response": content or ""}
+        return {"role": "tool", "parts": [response]}
+    parts: list[dict[str, Any]] = []
+    if isinstance(content, str) and content:
+        parts.append({"type": "text", "content": content})
+    calls = message.get("tool_calls")
+    for call in calls if isinstance(calls, list) else []:
+        if isinstance(call, Mapping):
+            parts.append(_tool_call_part(call))
+    return {"role": role if role in ("user", "assistant") else "user", "parts": parts}
+
+
 @dataclass(eq=False)
 class _Open:
     """A live span, its deferred content attributes and its recorded end."""
@@ -293,6 +331,8 @@ class _Instrumentation:
         self._temperature = getattr(config, "temperature", None)
         self._max_tokens = _int(getattr(config, "max_tokens", None))
         self._agent_name = _text(getattr(agent, "name", None) or "agent")
+        agent_id = getattr(agent, "id", None)
+        self._agent_id = _text(agent_id) if isinstance(agent_id, str) and agent_id else None
         handlers: dict[str, Callable[[Any], None]] = {
             _TURN_START: self._turn_start,
             _TURN_END: self._turn_end,
@@ -418,6 +458,8 @@ class _Instrumentation:
         name = _text(payload.agent or self._agent_name)
         attrs = self._base(run_id, stage_id, OPERATION_INVOKE_AGENT)
         attrs.update({GEN_AI_AGENT_NAME: name, GEN_AI_PROVIDER_NAME: self._provider_name})
+        if self._agent_id is not None:
+            attrs[GEN_AI_AGENT_ID] = self._agent_id
         if self._model:
             attrs[GEN_AI_REQUEST_MODEL] = self._model
         session = payload.session_id
@@ -476,7 +518,8 @@ class _Instrumentation:
             return
         if turn.chat is not None:  # an unmatched start: close it before the next call
             self._finish(turn, turn.chat, ts)
-        model = _text(StreamLlmStart.view(event.payload).model or self._model)
+        payload = StreamLlmStart.view(event.payload)
+        model = _text(payload.model or self._model)
         attrs = self._base(run_id, stage_id, OPERATION_CHAT)
         attrs[GEN_AI_PROVIDER_NAME] = self._provider_name
         attrs.update(self._server)
@@ -490,10 +533,18 @@ class _Instrumentation:
             attrs[AF_ITERATION] = iteration
         name = f"{OPERATION_CHAT} {model}" if model else OPERATION_CHAT
         chat = self._child(turn, name, SpanKind.CLIENT, ts, attrs)
+        if self._capture:  # what was sent, when the agent records it (record_system_prompt)
+            system = payload.system_prompt_text
+            if isinstance(system, str) and system:
+                chat.content[GEN_AI_SYSTEM_INSTRUCTIONS] = [{"type": "text", "content": system}]
+            if isinstance(payload.messages, list):
+                chat.content[GEN_AI_INPUT_MESSAGES] = [
+                    _chat_message(m) for m in payload.messages if isinstance(m, Mapping)
+                ]
         turn.chat = chat
 
     def _usage(self, span: Span, usage: Mapping[str, Any]) -> None:
-        for key, attr in (("input_tokens", GEN_AI_USAGE_INPUT_TOKENS), ("output_tokens", GEN_AI_USAGE_OUTPUT_TOKENS)):
+        for key, attr in _USAGE_ATTRS:
             value = _int(usage.get(key))
             if value is not None:
                 span.set_attribute(attr, value)
@@ -509,6 +560,8 @@ class _Instrumentation:
         model = payload.model or payload.response_model  # only what was reported, never the request's model
         if isinstance(model, str) and model:
             span.set_attribute(GEN_AI_RESPONSE_MODEL, _text(model))
+        if isinstance(payload.response_id, str) and payload.response_id:
+            span.set_attribute(GEN_AI_RESPONSE_ID, _text(payload.response_id))
         usage = payload.usage
         if isinstance(usage, Mapping):
             self._usage(span, usage)
@@ -522,14 +575,7 @@ class _Instrumentation:
                 parts.append({"type": "text", "content": content})
             for call in payload.tool_calls if isinstance(payload.tool_calls, list) else []:
                 if isinstance(call, Mapping):
-                    parts.append(
-                        {
-                            "type": "tool_call",
-                            "id": call.get("id"),
-                            "name": call.get("name"),
-                            "arguments": call.get("args"),
-                        }
-                    )
+                    parts.append(_tool_call_part(call))
             message: dict[str, Any] = {"role": "assistant", "parts": parts}
             if isinstance(finish, str) and finish:
                 message["finish_reason"] = finish

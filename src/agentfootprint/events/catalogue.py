@@ -201,15 +201,17 @@ class AgentRunConfigured(EventPayload):
 
 
 class StreamLlmStart(EventPayload):
-    """A model call is about to be sent (``system_prompt_text`` only with ``record_system_prompt``)."""
+    """A model call is about to be sent (``system_prompt_text`` and ``messages`` only with ``record_system_prompt``)."""
 
     event_type = "agentfootprint.stream.llm_start"
-    redacted = ("system_prompt_text",)
+    redacted = ("system_prompt_text", "messages")
     model: str
     iteration: int
     message_count: int
     tools: list[str]
     system_prompt_text: str | None = None
+    messages: list[Json] | None = None
+    """The messages sent (role, content, tool calls and results), as the provider receives them."""
 
 
 class StreamLlmEnd(EventPayload):
@@ -227,6 +229,8 @@ class StreamLlmEnd(EventPayload):
     """The model that answered, when the emitter reports it (the library's own turns do not)."""
     response_model: str | None = None
     """The provider's own name for the model that answered, when the emitter reports it."""
+    response_id: str | None = None
+    """The vendor's id for this response, when it sends one."""
 
 
 class StreamToken(EventPayload):

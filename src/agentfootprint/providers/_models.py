@@ -181,6 +181,8 @@ class LLMResponse(BaseModel):
     """The model's reasoning, normalized; never part of ``content``."""
     usage: Usage = Field(default_factory=Usage)
     model: str | None = None
+    id: str | None = None
+    """The vendor's id for this response (OpenAI ``id``, Anthropic ``id``, Gemini ``responseId``), when it sends one."""
     finish_reason: str | None = None
     attempts: list[ProviderAttempt] = Field(default_factory=list)
 

@@ -199,6 +199,7 @@ def parse_response(data: object) -> LLMResponse:
         reasoning=reasoning,
         usage=usage_from(usage, "usage"),
         model=opt_str(body, "model", "body"),
+        id=opt_str(body, "id", "body"),
         finish_reason=_finish(opt_str(body, "stop_reason", "body")),
     )
 
@@ -327,6 +328,7 @@ class AnthropicProvider(HTTPProvider):
         reasoning: list[ReasoningBlock] = []
         usage = Usage()
         model_name: str | None = None
+        response_id: str | None = None
         stop_reason: str | None = None
         finished = False
         try:
@@ -339,6 +341,7 @@ class AnthropicProvider(HTTPProvider):
                     if kind == "message_start":
                         message = as_dict(payload.get("message"), "message_start.message")
                         model_name = opt_str(message, "model", "message_start.message")
+                        response_id = opt_str(message, "id", "message_start.message")
                         start_usage = as_dict(message.get("usage") or {}, "message_start.message.usage")
                         usage = usage_from(start_usage, "message_start.message.usage")
                     elif kind == "content_block_start":
@@ -436,6 +439,7 @@ class AnthropicProvider(HTTPProvider):
             reasoning=reasoning,
             usage=usage,
             model=model_name,
+            id=response_id,
             finish_reason=_finish(stop_reason),
         )
         yield StreamChunk(kind="done", response=response)

@@ -173,6 +173,7 @@ class _Turn:
         self.calls: list[ToolCall] = []
         self.usage = Usage()
         self.model: str | None = None
+        self.id: str | None = None
         self.finish: str | None = None
         self.blocked: str | None = None
 
@@ -180,6 +181,7 @@ class _Turn:
         """Absorb one response body (or stream chunk); return the chunks it settles."""
         body = as_dict(data, "body")
         self.model = opt_str(body, "modelVersion", "body") or self.model
+        self.id = opt_str(body, "responseId", "body") or self.id
         usage = _usage(body)
         if usage is not None:
             self.usage = usage
@@ -242,6 +244,7 @@ class _Turn:
             reasoning=reasoning,
             usage=self.usage,
             model=self.model,
+            id=self.id,
             finish_reason=finish,
         )
 

@@ -199,6 +199,7 @@ def parse_response(data: object) -> LLMResponse:
         reasoning=reasoning + thought,
         usage=usage,
         model=opt_str(body, "model", "body"),
+        id=opt_str(body, "id", "body"),
         finish_reason=opt_str(choice, "finish_reason", "choices[0]"),
     )
 
@@ -213,12 +214,14 @@ class _StreamState:
         self.calls: dict[int, dict[str, Any]] = {}
         self.usage = Usage()
         self.model: str | None = None
+        self.id: str | None = None
         self.finish_reason: str | None = None
 
     def feed(self, data: object) -> list[tuple[str, str]]:
         """Absorb one chunk; return its ``("text" | "reasoning", delta)`` pieces."""
         chunk = as_dict(data, "chunk")
         self.model = opt_str(chunk, "model", "chunk") or self.model
+        self.id = opt_str(chunk, "id", "chunk") or self.id
         if chunk.get("usage") is not None:
             self.usage = _usage(chunk["usage"], "chunk.usage")
         x_groq = chunk.get("x_groq")
@@ -260,6 +263,7 @@ class _StreamState:
             reasoning=self.reasoning_blocks(),
             usage=self.usage,
             model=model,
+            id=self.id,
             finish_reason=self.finish_reason,
         )
         chunks = [StreamChunk(kind="tool_call", tool_call=call) for call in calls]
