@@ -1,11 +1,13 @@
 """Seeded, sampled mutation testing of one or more modules with mutmut; prints each kill rate.
 
     python scripts/mutate.py agentfootprint.flow.scope [more modules] [--sample 60] [--seed 25] [--tests ...] [--all]
+        [--timeout 60]
 
 The module's mutants are listed, a seeded sample is drawn, and mutmut runs the tests (by default the package's own,
 ``tests/<package>``) against each one in a scratch copy under ``.mutate/`` (git-ignored). Survivors that are known to
 be equivalent (they cannot change behaviour) are listed in ``scripts/mutation-equivalents.json`` with the reason, and
-are left out of the rate. Killed = a test failed or the run timed out.
+are left out of the rate. Killed = a test failed or the run timed out: a mutant's tests get twice their measured time
+plus ``--timeout`` seconds (mutmut's own default is 15 times, which lets a mutant that hangs a test stall the run).
 """
 
 from __future__ import annotations
@@ -108,7 +110,7 @@ def equivalents(module: str) -> dict[tuple[str, str], str]:
     return {(e["function"], "\n".join(e["change"])): e["why"] for e in entries}
 
 
-def prepare(work: Path, paths: list[Path], tests: list[str], seed: int) -> None:
+def prepare(work: Path, paths: list[Path], tests: list[str], seed: int, timeout: float) -> None:
     """A scratch project: the sources, the tests and a pyproject that tells mutmut what to mutate."""
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
@@ -131,6 +133,9 @@ def prepare(work: Path, paths: list[Path], tests: list[str], seed: int) -> None:
             + json.dumps(["-p", "no:cacheprovider", "-q", "-m", "not stack_depth", f"--hypothesis-seed={seed}"]),
             "use_git_change_detection = false",
             "track_dependencies = false",
+            # wall limit per mutant = (measured + constant) * multiplier = twice the tests' time + ``timeout``
+            "timeout_multiplier = 2.0",
+            f"timeout_constant = {timeout / 2}",
             f"also_copy = {json.dumps(['conftest.py', *extras])}",
         ]
     )
@@ -153,6 +158,9 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=25, help="sampling seed (default 25)")
     parser.add_argument("--all", action="store_true", help="every mutant, no sampling")
     parser.add_argument("--tests", nargs="+", help="test paths to run (default: the packages' tests)")
+    parser.add_argument(
+        "--timeout", type=float, default=60.0, help="seconds a mutant's tests may run beyond twice their time (60)"
+    )
     parser.add_argument("--min", type=float, default=None, help="exit 1 when a kill rate is below this percent")
     args = parser.parse_args()
 
@@ -172,22 +180,18 @@ def main() -> int:
     print(f"tests: {' '.join(tests)}", flush=True)
 
     work = SCRATCH / (dotted(paths[0]) if len(paths) == 1 else f"{dotted(paths[0])}+{len(paths) - 1}")
-    prepare(work, paths, tests, args.seed)
+    prepare(work, paths, tests, args.seed, args.timeout)
     mutmut = Path(sys.executable).with_name("mutmut")
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    run = subprocess.run(
-        [str(mutmut), "run", "--max-children", "1", *every],
-        cwd=work,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
     log = work / "mutmut.log"
-    log.write_text(run.stdout)
-    if run.returncode != 0:
-        print(run.stdout[-3000:])
-        sys.exit(f"mutmut failed (exit {run.returncode}); full log: {log}")
+    print(f"progress: {log}", flush=True)
+    with log.open("w") as out:  # written as it runs, so a slow mutant shows where it is
+        code = subprocess.run(
+            [str(mutmut), "run", "--max-children", "1", *every], cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT
+        ).returncode
+    if code != 0:
+        print(log.read_text()[-3000:])
+        sys.exit(f"mutmut failed (exit {code}); full log: {log}")
 
     below = False
     lines: list[str] = []
