@@ -233,7 +233,7 @@ async def _read_capped(http: httpx2.AsyncClient, url: str, timeout: float) -> by
 
 def _key_set(jwks: Mapping[str, Any]) -> dict[str | None, Any]:
     """The usable signature keys of a JWKS by ``kid`` (keys for encryption, or of unknown types, are skipped)."""
-    from jwt import PyJWK, PyJWKError
+    from jwt import PyJWK, PyJWTError
 
     found: dict[str | None, Any] = {}
     entries = jwks.get("keys")
@@ -244,7 +244,7 @@ def _key_set(jwks: Mapping[str, Any]) -> dict[str | None, Any]:
             continue
         try:
             key = PyJWK(dict(entry))
-        except (PyJWKError, ValueError, TypeError, KeyError):
+        except (PyJWTError, ValueError, TypeError, KeyError):  # PyJWT says InvalidKeyError for a bad or unknown key
             continue
         if key.algorithm_name in _NEVER:
             continue
