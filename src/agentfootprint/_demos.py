@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.text import Text
 
 from agentfootprint.flow import FlowChart, causal_chain, decide, flow_chart
 
@@ -72,8 +73,7 @@ def run_agent_demo(
     result = agent.run_sync(QUESTION)
     console.rule("[bold]agentfootprint demo: a refunds agent gives a wrong answer")
     console.print(f"[bold]User:[/bold] {QUESTION}")
-    console.print("[bold]Agent:[/bold] ", end="")
-    console.print(result.answer or "", markup=False, highlight=False)
+    console.print(Text.assemble(("Agent: ", "bold"), result.answer or ""), highlight=False)  # wrapped as one line
     console.print("(Policy says 30 days; the order is 47 days old. Something in the context misled the model.)")
     console.rule("Narrative of the run (first lines)")
     for entry in agent.last_narrative()[:12]:
@@ -115,7 +115,7 @@ def run_pair_demo(console: Console) -> dict[str, Any]:
 
     agent = refunds_agent_pair()
     agent.run_sync(QUESTION)
-    console.rule("Two planted facts, each enough alone: no single removal flips it, the pair does")
+    console.rule("A planted pair: no single removal flips the answer, both together do")
     report = localize_sync(agent, samples=3, outcome_changed=approved_flipped, progress=False)
     for s in report.suspects:
         console.print(f"  {s.kind} '{s.id}': {s.claim}", markup=False, highlight=False)

@@ -1,4 +1,4 @@
-"""Command line: ``agentfootprint demo | explain | report | diff | verify | serve | lint-tools | version``."""
+"""Command line: ``agentfootprint demo | explain | report | diff | verify | serve | mcp | lint-tools | ...``."""
 
 from __future__ import annotations
 
@@ -156,7 +156,7 @@ def _app() -> Any:
             None, "--changed-if", help="With --agent: the outcome changed when this text is in one answer only."
         ),
     ) -> None:
-        """Write the HTML report of a stored recording (with ``--agent``, its suspects proved by reruns)."""
+        """Write the HTML report of a stored recording (with --agent, its suspects proved by reruns)."""
         from agentfootprint.explain import backtrack, report_html
 
         target = writable_path(output, "report")
@@ -204,7 +204,7 @@ def _app() -> Any:
         retention_days: float = typer.Option(None, help="Delete threads not written for this many days."),
         otlp: bool = typer.Option(False, "--otlp", help="Also receive OTLP/HTTP traces at POST /v1/traces."),
     ) -> None:
-        """Serve ``module:factory`` (a no-argument function returning an Agent) over AG-UI.
+        """Serve module:factory (a no-argument function returning an Agent) over AG-UI.
 
         Set AGENTFOOTPRINT_CHECKPOINT_KEY to have the host seal the pauses and conversations it stores."""
         from agentfootprint.hosting.serve import serve as run_server
@@ -238,7 +238,7 @@ def _app() -> Any:
         max_message_bytes: int = typer.Option(4 * 1024 * 1024, help="Largest message accepted, in bytes."),
         max_turns: int = typer.Option(8, help="Turns allowed to run at once (more are refused)."),
     ) -> None:
-        """Serve ``module:factory`` over MCP: one tool named after the agent, argument ``message``."""
+        """Serve module:factory over MCP: one tool named after the agent, argument "message"."""
         from agentfootprint._sync import run_sync
         from agentfootprint.hosting.serve import load_factory
         from agentfootprint.mcp import mcp_app, serve_stdio
