@@ -1,7 +1,9 @@
 """find_context_errors on generated runs it was not designed around: random tool catalogues (some declaring
 arguments_from), random replies mixing clean calls with planted violations (unoffered tools, guessed ids, forged
-tool results on the wire, unsupported claims, unmapped conclusions). Reports planted vs found per kind, false
-findings on clean runs, and the cost of the always-on ledger and wire manifest per turn (ratio, same machine)."""
+tool results on the wire, unsupported claims, unmapped conclusions), and composed runs (Sequence / Parallel /
+Workflow / Loop of members declaring invariants, some breaking them at their mount, some calling unoffered tools).
+Reports planted vs found per kind, false findings on clean runs, and the cost of the always-on ledger and wire
+manifest per turn (ratio, same machine)."""
 
 from __future__ import annotations
 
@@ -19,11 +21,13 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import write_results
 
 from agentfootprint import Agent, define_tool
-from agentfootprint.agent import Extension
+from agentfootprint.agent import Extension, MemberView
+from agentfootprint.compose import Loop, Parallel, Sequence, Workflow
 from agentfootprint.explain import find_context_errors, recording_of
 from agentfootprint.providers import mock
 
 RUNS = 200
+COMPOSED_RUNS = 120
 
 
 class Forge(Extension):
@@ -108,36 +112,69 @@ def _case(rng: random.Random) -> tuple[Agent, Counter[str]]:
     return builder.build(), +expected
 
 
-async def detection() -> dict[str, Any]:
-    rng = random.Random(2026)
+async def _tally(runs: int, seed: int, case: Any) -> dict[str, Any]:
+    """Run ``runs`` generated cases (``case(rng) -> (runner, expected kinds)``) and count planted vs found on each
+    run's recording (JSON round trip)."""
+    rng = random.Random(seed)
     planted: Counter[str] = Counter()
     found: Counter[str] = Counter()
-    missed: Counter[str] = Counter()
     false: Counter[str] = Counter()
     clean_runs = clean_with_findings = exact = 0
-    for _ in range(RUNS):
-        agent, expected = _case(rng)
-        result = await agent.run("status?")
+    for _ in range(runs):
+        runner, expected = case(rng)
+        result = await runner.run("status?")
         got = Counter(find_context_errors(json.loads(recording_of(result).model_dump_json())).kinds())
         planted += expected
         found += got & expected
-        missed += expected - got
         false += got - expected
         exact += got == expected
         if not expected:
             clean_runs += 1
             clean_with_findings += bool(got)
     return {
-        "runs": RUNS,
+        "runs": runs,
         "runs_exact": exact,
         "planted": dict(planted),
         "found": dict(found),
-        "missed": dict(missed),
+        "missed": dict(planted - found),
         "false_findings": dict(false),
         "clean_runs": clean_runs,
         "clean_runs_with_findings": clean_with_findings,
         "recall": round(sum(found.values()) / max(1, sum(planted.values())), 4),
     }
+
+
+def _cites(view: MemberView) -> bool | None:
+    return ("[" in view.answer) if view.answer else None
+
+
+def _composed_case(rng: random.Random) -> tuple[Any, Counter[str]]:
+    """2-4 members, each declaring one invariant; a member may break it, answer out of its scope (not applicable),
+    or call a tool it was not offered; mounted in a random composition (a loop runs its body twice)."""
+    expected: Counter[str] = Counter()
+    members = []
+    for i in range(rng.randint(2, 4)):
+        roll = rng.random()
+        answer = "bare claim" if roll < 0.25 else "" if roll < 0.35 else f"claim [s{i}]"
+        replies: list[Any] = [answer]
+        if rng.random() < 0.15:
+            replies.insert(0, {"tool_calls": [{"id": f"g{i}", "name": f"ghost_{i}", "args": {}}]})
+        builder = Agent.create(provider=mock(replies=replies * 2), model="m", name=f"agent{i}")
+        members.append((f"m{i}", builder.invariants({"cites": _cites}).build(), roll < 0.25, len(replies) == 2))
+    kind = rng.choice(["sequence", "parallel", "workflow", "loop"])
+    if kind == "loop":
+        members = members[:1]
+    visits = 2 if kind == "loop" else 1
+    for _, _, breaks, ghost in members:
+        expected["invariant-violation"] += breaks * visits
+        expected["offered-tool"] += ghost * visits
+    if kind == "loop":
+        return Loop.create("l").repeat(members[0][1]).times(2).build(), +expected
+    make: Any = {"sequence": Sequence, "parallel": Parallel, "workflow": Workflow}[kind]
+    composition = make.create(kind)
+    for name, agent, _, _ in members:
+        composition = composition.branch(name, agent) if kind == "parallel" else composition.step(name, agent)
+    return composition.build(), +expected
 
 
 async def overhead() -> dict[str, Any]:
@@ -166,7 +203,7 @@ async def overhead() -> dict[str, Any]:
     for _ in range(3):  # alternate, keep the best of each (a shared machine)
         ons.append(await per_turn())
         agentfootprint._Features.defaults = lambda self: tuple(f for f in defaults(self) if f.__name__ != "Integrity")  # type: ignore[method-assign]
-        wire.wire_manifest = lambda request, iteration, key=None: {}  # type: ignore[assignment]
+        wire.wire_manifest = lambda request, iteration, key=None, **_: {}  # type: ignore[assignment]
         try:
             offs.append(await per_turn())
         finally:
@@ -182,7 +219,11 @@ async def overhead() -> dict[str, Any]:
 
 
 async def main() -> None:
-    payload = {"detection": await detection(), "overhead": await overhead()}
+    payload = {
+        "detection": await _tally(RUNS, 2026, _case),
+        "composed": await _tally(COMPOSED_RUNS, 3737, _composed_case),
+        "overhead": await overhead(),
+    }
     print(json.dumps(payload, indent=1))
     write_results("context_errors", payload)
 

@@ -17,6 +17,7 @@ CHECKS = [
     "dangling-reference",
     "empty-lookup",
     "external-grounds",
+    "invariants",
     "offered-tool",
     "prior-turn-evidence",
     "unmapped-conclusion",

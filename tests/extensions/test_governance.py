@@ -186,6 +186,7 @@ async def test_R004_15_one_disposition_event_per_leg_listener_gated_and_throw_pr
         "dangling-reference",
         "empty-lookup",
         "external-grounds",
+        "invariants",
         "offered-tool",
         "prior-turn-evidence",
         "unmapped-conclusion",

@@ -14,6 +14,7 @@ from agentfootprint.agent._answer import (
 )
 from agentfootprint.agent._checkpoints import load_conversation, load_pause_checkpoint
 from agentfootprint.agent._clock import InvalidTimeError
+from agentfootprint.agent._invariants import MemberView
 from agentfootprint.agent._ledgers import DecisionLedgerError
 from agentfootprint.agent._limits import WRAP_UP_INSTRUCTION, CostBudget, EmptyAnswerWarning
 from agentfootprint.agent._observers import ObserverDrainResult
@@ -125,6 +126,7 @@ __all__ = [
     "LLMCallBuildError",
     "LLMCallBuilder",
     "MemberIdentityError",
+    "MemberView",
     "MessageRoleError",
     "NegativeStatement",
     "NoConversationError",

@@ -493,8 +493,9 @@ class AgentBuilder:
             self._extensions.remove(seam)
             claims = claims if claims is not None else seam.claims  # type: ignore[attr-defined]
             maps = seam.maps  # type: ignore[attr-defined]
+            invariants = getattr(seam, "invariants", None)
         else:
-            maps = None
+            maps = invariants = None
         return self._once(
             "integrity",
             lambda: features().integrity(
@@ -505,6 +506,7 @@ class AgentBuilder:
                 external_grounds=None if external_grounds is None else list(external_grounds),
                 claims=claims,
                 maps=maps,
+                invariants=invariants,
             ),
         )
 
@@ -646,6 +648,15 @@ class AgentBuilder:
         ledger = self._ledger()
         with _build_error("ERR_MAPS"):
             ledger.arm_maps(spec)
+        return self
+
+    def invariants(self, checks: Mapping[str, Callable[[Any], bool | None]]) -> AgentBuilder:
+        """What must hold of this agent's answer wherever a composition mounts it: ``{name: check}``, ``check(view)``
+        (a ``MemberView``: answer, output, tools, message) says True, False or None (not applicable). Each mount
+        files a row per invariant; a violation is an ``invariant-violation`` finding (see docs/integrity.md)."""
+        ledger = self._ledger()
+        with _build_error("ERR_INVARIANTS"):
+            ledger.arm_invariants(checks)
         return self
 
     def _ledger(self) -> Any:

@@ -21,6 +21,7 @@ from agentfootprint.agent import (
     load_pause_checkpoint,
     normalize_run_input,
 )
+from agentfootprint.agent._invariants import checked_output as checked_output  # checks invariants at a mount
 from agentfootprint.compose._events import TeeEvents, composition_dispatcher
 from agentfootprint.compose.member_run import (
     ParentRunRecord,

@@ -9,6 +9,7 @@ from agentfootprint.compose._base import (
     Composition,
     CompositionBuildError,
     check_runner,
+    checked_output,
     composition_key,
     keyed,
     member_deps,
@@ -90,7 +91,7 @@ class Conditional(Composition):
                 name,
                 runner.chart,
                 input_map=mount_input(lambda p: str(p["input"])),
-                output_map=mount_output("answer"),
+                output_map=checked_output(runner, ids[name], mount_output("answer")),
                 deps=member_deps(runner),
             )
         return builder.end().build()

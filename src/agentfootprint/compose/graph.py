@@ -10,6 +10,7 @@ from agentfootprint.agent.models import StoppedEarly
 from agentfootprint.compose._base import (
     Composition,
     CompositionBuildError,
+    checked_output,
     composition_key,
     keyed,
     member_deps,
@@ -128,7 +129,7 @@ class Graph(Composition):
                     spec.runner.chart,
                     loop_to="route",
                     input_map=member_input(spec, names, present),
-                    output_map=member_output(spec.name),
+                    output_map=checked_output(spec.runner, ids[spec.name], member_output(spec.name)),
                     deps=member_deps(spec.runner),
                 )
         return (

@@ -10,6 +10,7 @@ from agentfootprint.compose._base import (
     Composition,
     CompositionBuildError,
     check_runner,
+    checked_output,
     member_deps,
     member_id,
     seed_stage,
@@ -94,7 +95,7 @@ class LLMRouter(Composition):
                 name,
                 runner.chart,
                 input_map=chosen_input,
-                output_map=lambda s: {"answer": s.get("answer", "")},
+                output_map=checked_output(runner, ids[name], lambda s: {"answer": s.get("answer", "")}),
                 deps=member_deps(runner),
             )
         return builder.end().build()

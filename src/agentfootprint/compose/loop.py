@@ -9,6 +9,7 @@ from agentfootprint.compose._base import (
     Composition,
     CompositionBuildError,
     check_runner,
+    checked_output,
     composition_key,
     keyed,
     member_deps,
@@ -77,7 +78,7 @@ class Loop(Composition):
                 runner.chart,
                 name=self.members[0][0],
                 input_map=message_of_map(message_of),
-                output_map=out,
+                output_map=checked_output(runner, "body", out),
                 deps=member_deps(runner),
             )
             .then("Count", count, id="count", description="Count the pass and test until()")

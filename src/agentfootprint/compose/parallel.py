@@ -9,6 +9,7 @@ from agentfootprint.compose._base import (
     Composition,
     CompositionBuildError,
     check_runner,
+    checked_output,
     composition_key,
     keyed,
     member_deps,
@@ -66,7 +67,7 @@ class Parallel(Composition):
                     name,
                     runner.chart,
                     mount_input(lambda p: str(p["input"])),
-                    self._branch_out(name, key),
+                    checked_output(runner, sid, self._branch_out(name, key)),
                     member_deps(runner),
                 )
             )

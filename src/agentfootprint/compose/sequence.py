@@ -9,6 +9,7 @@ from agentfootprint.compose._base import (
     Composition,
     CompositionBuildError,
     check_runner,
+    checked_output,
     composition_key,
     keyed,
     member_deps,
@@ -63,7 +64,7 @@ class Sequence(Composition):
                 runner.chart,
                 name=name,
                 input_map=mount_input(message_of),
-                output_map=out,
+                output_map=checked_output(runner, sid, out),
                 deps=member_deps(runner),
             )
         return builder.build()

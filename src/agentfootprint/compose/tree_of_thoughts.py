@@ -6,7 +6,14 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from agentfootprint.compose._base import Composition, CompositionBuildError, check_runner, member_deps, seed_stage
+from agentfootprint.compose._base import (
+    Composition,
+    CompositionBuildError,
+    check_runner,
+    checked_output,
+    member_deps,
+    seed_stage,
+)
 from agentfootprint.compose._choice import ModelChoiceError
 from agentfootprint.flow import FlowChart, FlowChartBuilder, Scope, flow_chart, thaw
 
@@ -48,7 +55,7 @@ class TreeOfThoughts(Composition):
                     f"Thought {level}.{k}",
                     thinker.chart,
                     self._expand_input(k),
-                    _answer_as(f"thought:{level}:{k}"),
+                    checked_output(thinker, f"thought-{level}-{k}", _answer_as(f"thought:{level}:{k}")),
                     member_deps(thinker),
                 )
                 for k in range(1, self._branching + 1)
@@ -60,7 +67,7 @@ class TreeOfThoughts(Composition):
                     judge.chart,
                     name=f"Judge level {level}",
                     input_map=self._judge_input(level),
-                    output_map=_answer_as(f"judged:{level}"),
+                    output_map=checked_output(judge, f"judge-{level}", _answer_as(f"judged:{level}")),
                     deps=member_deps(judge),
                 )
             builder = builder.then(f"Keep the best of level {level}", self._prune(level), id=f"prune-{level}")

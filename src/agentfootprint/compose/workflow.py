@@ -8,6 +8,7 @@ from typing import Any
 from agentfootprint.compose._base import (
     Composition,
     CompositionBuildError,
+    checked_output,
     composition_key,
     keyed,
     member_deps,
@@ -89,7 +90,7 @@ def mount_step(
         spec.runner.chart,
         name=spec.name,
         input_map=member_input(spec, names, present_only),
-        output_map=member_output(spec.name),
+        output_map=checked_output(spec.runner, stage_id, member_output(spec.name)),
         deps=member_deps(spec.runner),
     )
 

@@ -6,6 +6,7 @@ from agentfootprint.explain._context_errors import (
     ContextErrors,
     ContextErrorsTargetError,
     find_context_errors,
+    mount_dispositions,
 )
 from agentfootprint.explain._diff import RunDiff, diff
 from agentfootprint.explain._export_test import (
@@ -123,6 +124,7 @@ __all__ = [
     "export_dataset",
     "export_test",
     "find_context_errors",
+    "mount_dispositions",
     "find_dropped_context",
     "fork",
     "fork_sync",

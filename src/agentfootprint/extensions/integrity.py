@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from agentfootprint.agent import CallModel, CallTool, Extension, RunContext, RunOutcome, ToolCallRequest
+from agentfootprint.agent._invariants import Invariant, declared_invariants
 from agentfootprint.agent.errors import AgentBuildError
 from agentfootprint.errors import AgentFootprintError
 from agentfootprint.events import types as ev
@@ -40,6 +41,8 @@ __all__ = [
 ]
 
 FINDINGS_KEY = "integrity_findings"
+LEDGER_KEY = "integrity_ledger"
+"""Recorded in the final stage: the checks the ledger declares, its rows so far, and the invariants it declares."""
 _EMPTY = {"", "[]", "{}", "null", '""', "none"}
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,63}$")
 _QUOTED = re.compile(r'"([^"\n]{1,200})"')
@@ -185,6 +188,7 @@ class Integrity(Extension):
         external_grounds: Iterable[str] | None = None,
         claims: Callable[[str], Iterable[str]] | None = None,
         maps: Mapping[str, Any] | None = None,
+        invariants: Mapping[str, Invariant] | None = None,
     ) -> None:
         if claims is not None and not callable(claims):
             raise ValueError("claims must be a function of the answer returning its claims")
@@ -199,6 +203,7 @@ class Integrity(Extension):
         self.grounds = None if external_grounds is None else [str(g) for g in external_grounds]
         self.claims = claims
         self.maps = None if maps is None else declared_maps(maps)
+        self.invariants = None if invariants is None else declared_invariants(invariants)
         self.implicit = False
         """True when ``.claims(fn)`` made this ledger (a later ``.integrity()`` takes its place and the seam)."""
 
@@ -216,6 +221,10 @@ class Integrity(Extension):
                 "external-grounds": _Row("external-grounds", "claim", self.grounds is not None),
                 "unsupported-claim": _Row("unsupported-claim", "claim", self.claims is not None),
                 "unmapped-conclusion": _Row("unmapped-conclusion", "claim", self.maps is not None),
+                # checked where a composition mounts the agent (agent._invariants); never by the agent itself
+                "invariants": _Row(
+                    "invariants", "mount", bool(self.invariants), not_applicable=int(bool(self.invariants))
+                ),
             }
             ctx.state["rows"] = rows
         return rows
@@ -355,6 +364,24 @@ class Integrity(Extension):
                     values=len(loose),
                 )
 
+    def arm_invariants(self, spec: Any) -> None:
+        """Declare invariants checked where a composition mounts the agent (see ``agent._invariants``)."""
+        self.invariants = {**(self.invariants or {}), **declared_invariants(spec)}
+
+    def _record_ledger(self, ctx: RunContext) -> None:
+        """The ledger as it stands at the answer, recorded as text (cheap to commit) when it arms more than the
+        always-on wire check or runs in the dev posture: the checks it declares, one
+        ``check/seam/armed/checked/findings/not_applicable`` row per check, the invariants it declares."""
+        rows = self._rows(ctx)
+        if self.posture != "dev" and sum(r.armed for r in rows.values()) < 2:
+            return  # only the always-on wire check: its row is in the result, and the record stays as it was
+        filed = " ".join(
+            f"{r.check}/{r.seam}/{int(r.armed)}/{r.checked}/{r.findings}/{r.not_applicable}" for r in rows.values()
+        )
+        ctx.record(
+            LEDGER_KEY, {"declared": " ".join(rows), "rows": filed, "invariants": " ".join(self.invariants or ())}
+        )
+
     def arm_maps(self, spec: Any) -> None:
         """Declare what may be concluded from what (see ``declared_maps``)."""
         self.maps = declared_maps(spec)
@@ -405,6 +432,8 @@ class Integrity(Extension):
     async def on_answer(self, ctx: RunContext, answer: str) -> str:
         turn = ctx.turn
         if turn is None or not (self.notice_prior or self.grounds is not None or self.claims or self.maps):
+            if turn is not None:
+                self._record_ledger(ctx)  # e.g. arguments_from, invariants, empty lookups: dead checks in a recording
             return answer
         history = list(turn.history)
         start = max((i for i, m in enumerate(history) if m.get("role") == "user"), default=0)
@@ -432,4 +461,5 @@ class Integrity(Extension):
                     "the answer states numbers no tool result or ground holds",
                     values=len(loose),
                 )
+        self._record_ledger(ctx)
         return answer
