@@ -20,8 +20,8 @@ def test_the_integrity_page_runs_and_prints_what_it_promises(
     end = text.find("\n## Citations")
     mine = text if end == -1 else text[:end]
     blocks = re.findall(r"```python\n(.*?)```", mine, flags=re.S)
-    assert len(blocks) == 5
+    assert len(blocks) == 8
     promised = run_blocks(blocks, DOC, "integrity_doc")
     out = capsys.readouterr().out.splitlines()
-    assert len(promised) == 7
+    assert len(promised) == 12
     assert out == promised

@@ -23,6 +23,14 @@ from agentfootprint.agent._output import OutputContractUnmet
 from agentfootprint.agent._run_config import InvalidRunConfigError, RunConfig, RunConfigContext
 from agentfootprint.agent._run_input import InvalidRunInputError, RunInput, normalize_run_input
 from agentfootprint.agent._seal import CheckpointSealError
+from agentfootprint.agent._viewer import (
+    GroupMember,
+    GroupMetadata,
+    StructureBuildError,
+    group_metadata,
+    structure_build_errors,
+    ui_group,
+)
 from agentfootprint.agent.agent import Agent
 from agentfootprint.agent.builder import AgentBuilder
 from agentfootprint.agent.consent import (
@@ -112,6 +120,8 @@ __all__ = [
     "EmptyAnswerWarning",
     "Extension",
     "ExtensionError",
+    "GroupMember",
+    "GroupMetadata",
     "HoldsArtifactStore",
     "InMemoryDecisionLedger",
     "InputRefusedError",
@@ -157,6 +167,7 @@ __all__ = [
     "RunResult",
     "SQLiteDecisionLedger",
     "StoppedEarly",
+    "StructureBuildError",
     "ToolCallRequest",
     "Turn",
     "UnknownSourceError",
@@ -164,7 +175,10 @@ __all__ = [
     "check_in_approved",
     "check_in_declined",
     "define_agent_recipe",
+    "group_metadata",
     "load_conversation",
     "load_pause_checkpoint",
     "normalize_run_input",
+    "structure_build_errors",
+    "ui_group",
 ]

@@ -24,6 +24,7 @@ from agentfootprint.agent._output import (
     resolve_fallback,
 )
 from agentfootprint.agent._run_config import RunConfigContext
+from agentfootprint.agent._viewer import bind_viewer, check_recorders, check_translator, replay_structure
 from agentfootprint.agent.config import AgentConfig
 from agentfootprint.agent.errors import AgentBuildError, InvalidLimitError, OptionUnavailableError
 from agentfootprint.agent.extension import DuplicateExtensionError, Extension, check_extension
@@ -86,6 +87,7 @@ class AgentBuilder:
         self._recipe_stack: list[str] = []
         self._recipes_applied: list[str] = []
         self._fallback: tuple[Any, Any] | None = None
+        self._viewer: tuple[tuple[Any, ...], Any] = ((), None)  # structure recorders, group translator (R004-134)
 
     def system(self, text: str, *, cache: CachePolicy = "always") -> AgentBuilder:
         """The base system prompt; context injections are appended after it. ``cache``: its prompt-cache policy
@@ -278,6 +280,20 @@ class AgentBuilder:
         merged = {**self._config.voice.thinking_templates, **check_templates("thinking_templates", templates)}
         voice = self._config.voice.model_copy(update={"thinking_templates": merged})
         self._config = replace(self._config, voice=voice)
+        return self
+
+    def structure_recorders(self, *recorders: Any) -> AgentBuilder:
+        """Objects told about every node of the agent's chart when ``build()`` compiles it (``on_stage_added``,
+        ``on_edge_added``, ``on_loop_edge_added``, ``on_decider_complete``, ``on_subflow_mounted``; a hook that
+        raises is collected in ``structure_build_errors(agent)`` and never stops the build)."""
+        with _build_error("ERR_VIEWER"):
+            self._viewer = (check_recorders(recorders), self._viewer[1])
+        return self
+
+    def group_translator(self, translator: Callable[[Any], Any]) -> AgentBuilder:
+        """``translator(GroupMetadata)`` draws the agent as a viewer wants it (``ui_group(agent)``, run once)."""
+        with _build_error("ERR_VIEWER"):
+            self._viewer = (self._viewer[0], check_translator(translator))
         return self
 
     def keep_events(self, keep: bool = True) -> AgentBuilder:
@@ -688,6 +704,9 @@ class AgentBuilder:
         if self._output is not None:
             check_contract_build(config)
         agent = Agent(config)
+        recorders, translator = self._viewer
+        if recorders or translator is not None:
+            bind_viewer(agent, translator, replay_structure(agent.chart, recorders))
         ensure_context_event_types(agent.events)
         if self._output is not None:
             ensure_output_event_types(agent.events)
