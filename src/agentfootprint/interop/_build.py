@@ -120,6 +120,31 @@ def _agent_of(span: Span, by_id: dict[str, Span], agents: dict[str, str]) -> str
     return None
 
 
+def _agent_span_of(span: Span, by_id: dict[str, Span], agents: dict[str, str]) -> str | None:
+    """The id of the nearest agent span above ``span``."""
+    parent, seen = span.parent_id, 0
+    while parent is not None and seen < 512:
+        if parent in agents:
+            return parent
+        node = by_id.get(parent)
+        parent = node.parent_id if node is not None else None
+        seen += 1
+    return None
+
+
+def _delegated(agent: Span, by_id: dict[str, Span], agents: dict[str, str], tools: dict[str, ToolRun]) -> str | None:
+    """The tool call id of the tool span an agent span runs inside (another agent's tool delegating to it), if any."""
+    parent, seen = agent.parent_id, 0
+    while parent is not None and parent not in agents and seen < 512:
+        run = tools.get(parent)
+        if run is not None:
+            return run.call_id
+        node = by_id.get(parent)
+        parent = node.parent_id if node is not None else None
+        seen += 1
+    return None
+
+
 def _shared(prev: Sequence[Any], cur: Sequence[Any]) -> int:
     """How many leading messages ``cur`` shares (as the same objects) with ``prev`` (see ``PrefixCache``)."""
     same = list(map(operator.is_, prev, cur))
@@ -158,6 +183,18 @@ class _Builder:
             c.agent = _agent_of(c.span, self.by_id, agents)
         self.tools: list[ToolRun] = [read_tool(s) for s in self.spans if kinds[s.span_id] == "tool"]
         self.tool_by_id = {t.call_id: t for t in reversed(self.tools) if t.call_id}
+        tool_spans = {t.span.span_id: t for t in self.tools}
+        delegated = {a: _delegated(self.by_id[a], self.by_id, agents, tool_spans) for a in agents}
+        self.delegations: dict[str, tuple[str, list[LLMCall]]] = {}
+        """Tool call id -> the agent that tool ran (a delegation) and that agent's model calls."""
+        self.top: list[LLMCall] = []
+        for c in self.calls:
+            inst = _agent_span_of(c.span, self.by_id, agents)
+            cid = delegated.get(inst) if inst is not None else None
+            if cid and inst is not None and agents[inst] != _agent_of(self.by_id[inst], self.by_id, agents):
+                self.delegations.setdefault(cid, (agents[inst], []))[1].append(c)
+            else:
+                self.top.append(c)
         self.retrievals: list[Retrieval] = [read_retrieval(s) for s in self.spans if kinds[s.span_id] == "retrieval"]
         self.log = _Log()
         self.history: list[dict[str, Any]] = []
@@ -234,6 +271,7 @@ class _Builder:
             called = {m.get("tool_name") for m in messages}
             runs = [t for t in self.tools if t.name in called and t.span.end <= at.start]
         requester = next((self.asked[i] for i in ids if i in self.asked), None)
+        delegated = {f"delegated:{i}": d for i in dict.fromkeys(ids) if (d := self._delegate(i)) is not None}
         taken = self.log.ids
         rid = next(
             (t.span.span_id for t in runs if t.span.span_id not in taken), f"tool-results#{len(self.log.commits)}"
@@ -244,6 +282,7 @@ class _Builder:
         if records:
             writes.append(_append("tool_results", records))
         reads: dict[str, int | None] = {"last_response": requester} if requester is not None else {}
+        reads.update(delegated)
         self.history_idx = self.log.add("tool-calls", rid, f"execute_tool {names}".strip(), reads, writes)
 
     def _history_for(self, call: LLMCall, messages: list[dict[str, Any]]) -> None:
@@ -380,37 +419,68 @@ class _Builder:
 
     def _agents(self) -> int:
         """Several agents: each one's run of consecutive calls in its own namespace, mounted like a composition's
-        member (enter reads the previous agent's answer), so backtrack shows ``via`` hops across agents."""
+        member (enter reads the previous agent's answer), so backtrack shows ``via`` hops across agents. An agent a
+        tool ran (a delegation) is mounted where its tool result lands instead (see ``_delegate``)."""
         segments: list[tuple[str, list[LLMCall]]] = []
-        for c in self.calls:
+        for c in self.top:
             name = c.agent or "agent"
             if segments and segments[-1][0] == name:
                 segments[-1][1].append(c)
             else:
                 segments.append((name, [c]))
-        first = self.calls[0]
+        first = self.top[0]
         user = next((m.content for m in first.messages if m.role == "user"), "")
         run = {"run_id": first.span.trace_id, "agent": segments[0][0], "source": FOREIGN_CHART}
         self.log.add("seed", "seed#0", "input of the traced run", {}, [_set("run", run), _set("user_message", user)])
         handed: int | None = None
         for name, calls in segments:
-            self.log.ns = name
-            reads: dict[str, int | None] = {"input": handed} if handed is not None else {}
-            self.log.add("agent", f"{name}#enter{len(self.log.commits)}", name, reads, [], kind="subflow-enter")
-            self.history = []
-            last = 0
-            for c in calls:
-                last = self._call(c, False)
-            answer = self.log.add(
-                "final", f"{name}#answer{len(self.log.commits)}", f"{name}'s answer", {"last_response": last},
-                [_set("answer", _answer_of(calls[-1]))],
-            )  # fmt: skip
-            self.log.ns = ""
-            handed = self.log.add(
-                "agent", f"{name}#exit{len(self.log.commits)}", name, {"answer": answer}, [], kind="subflow-exit"
-            )
+            handed = self._member(name, calls, {"input": handed} if handed is not None else {})
+        for call_id in list(self.delegations):  # a delegation whose result no later call read
+            self._delegate(call_id)
         assert handed is not None
         return handed
+
+    def _member(self, name: str, calls: list[LLMCall], reads: dict[str, int | None]) -> int:
+        """One agent's calls in its own namespace between an enter (``reads``: what it was handed) and an exit
+        that reads its answer; returns the exit's index. The caller's namespace and history are kept."""
+        parent = self.log.ns
+        saved = (self.history, self.history_idx, self.prev_messages, self.prev_entries)
+        self.log.ns = name
+        self.log.add("agent", f"{name}#enter{len(self.log.commits)}", name, reads, [], kind="subflow-enter")
+        self.history, self.prev_messages, self.prev_entries = [], [], []
+        last = 0
+        for c in calls:
+            last = self._call(c, False)
+        answer = self.log.add(
+            "final", f"{name}#answer{len(self.log.commits)}", f"{name}'s answer", {"last_response": last},
+            [_set("answer", _answer_of(calls[-1]))],
+        )  # fmt: skip
+        self.log.ns = parent
+        done = self.log.add(
+            "agent", f"{name}#exit{len(self.log.commits)}", name, {"answer": answer}, [], kind="subflow-exit"
+        )
+        self.history, self.history_idx, self.prev_messages, self.prev_entries = saved
+        return done
+
+    def _delegate(self, call_id: str) -> int | None:
+        """The agent tool call ``call_id`` ran, as its own member: entered from a hand-off step of the call that asked
+        for the tool (so its input's sources are that call's, through a ``via`` hop), its answer read by the tool
+        result. None when no agent ran under that tool call."""
+        found = self.delegations.pop(call_id, None)
+        if found is None:
+            return None
+        name, calls = found
+        asked = self.asked.get(call_id)
+        reads: dict[str, int | None] = {}
+        if asked is not None:
+            tool = self.tool_names.get(call_id, "tool")
+            handoff = self.log.add(
+                "delegate", f"{call_id}#handoff", f"{tool} call {call_id}", {"last_response": asked},
+                [_set("delegated", {"agent": name, "tool": tool, "call_id": call_id,
+                                    "args": self.tool_args.get(call_id, {})})],
+            )  # fmt: skip
+            reads = {"input": handoff}
+        return self._member(name, calls, reads)
 
     def build(self) -> Recording:
         if len({c.agent or "agent" for c in self.calls}) > 1:
@@ -420,7 +490,7 @@ class _Builder:
             for n, call in enumerate(self.calls):
                 last = self._call(call, n == 0)
             key = "last_response"
-        final = self.calls[-1]
+        final = self.top[-1] if self.top else self.calls[-1]
         self.log.add("final", "answer", "the traced run's answer", {key: last}, [_set("answer", _answer_of(final))])
         first = self.calls[0]
         snap = FlowSnapshot(
