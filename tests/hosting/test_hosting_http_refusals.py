@@ -200,6 +200,12 @@ async def test_empty_state_and_context_count_as_not_carried() -> None:
     assert "STATE_SNAPSHOT" not in types(events)
 
 
+def hostile_app() -> Any:
+    """A fresh app for each test and each hypothesis example: no session one leaves behind is seen by another, so
+    the tests pass in any order and any number of times in one process."""
+    return ag_ui_app(factory(mock(respond=lambda r: "fine")), frontend_tools=[PICK])
+
+
 json_leaf = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=40)
 any_json = st.recursive(
     json_leaf,
@@ -258,7 +264,7 @@ async def test_shape_and_id_refusals_carry_err_invalid_run_input_R001_07() -> No
 @given(payload=hostile_body | st.binary(max_size=64))
 async def test_hostile_bodies_get_a_4xx_code_or_a_stream_never_a_5xx(payload: Any) -> None:
     raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-    async with client(HOSTILE_APP) as http:
+    async with client(hostile_app()) as http:
         response = await http.post("/agui", content=raw, headers={"content-type": "application/json"})
     if response.headers.get("content-type", "").startswith("text/event-stream"):
         assert response.status_code == 200
@@ -275,7 +281,7 @@ async def test_hostile_input_to_invoke_and_the_thread_endpoints_never_a_5xx_or_a
     payload: Any, thread: str
 ) -> None:
     raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-    async with client(HOSTILE_APP) as http:
+    async with client(hostile_app()) as http:
         invoked = await http.post("/agui/invoke", content=raw, headers={"content-type": "application/json"})
         path = "/agui/threads/" + quote(thread, safe="")
         reads = [
@@ -307,10 +313,14 @@ def _beyond_catalog(response: Any) -> str:
     return json.dumps([said, [v for k, v in body.items() if k != "error"]])
 
 
-HOSTILE_APP = ag_ui_app(factory(mock(respond=lambda r: "fine")), frontend_tools=[PICK])
-
-
 async def test_the_server_still_serves_a_good_request_after_the_hostile_ones() -> None:
-    async with client(HOSTILE_APP) as http:
+    async with client(hostile_app()) as http:
+        for name, payload, headers, *_ in CASES:
+            raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+            response = await http.post("/agui", content=raw, headers={"content-type": "application/json", **headers})
+            assert response.status_code < 500, name
+            for thread in ("t1", "x" * 129, SECRET + "/../x"):
+                path = "/agui/threads/" + quote(thread, safe="")
+                assert all(r.status_code < 500 for r in (await http.get(path), await http.delete(path))), name
         status, events = await turn(http, body(user("good-1", "hello"), thread="after-hostility"))
     assert status == 200 and types(events)[-1] == "RUN_FINISHED"
