@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from hashlib import sha256
 from typing import Any
 
 import mcp_types as types
@@ -71,18 +72,22 @@ async def test_5001_tools_with_huge_descriptions_are_capped_and_each_drop_is_nam
     assert len(provider.dropped) == 2000 - DEFAULT_MAX_TOOLS
 
 
-async def test_a_schema_over_the_limit_and_bad_or_duplicate_names_are_dropped_with_reasons() -> None:
+async def test_a_schema_over_the_limit_and_empty_or_duplicate_names_are_dropped_long_or_odd_names_mapped() -> None:
     wide = {"type": "object", "properties": {f"p{i}": {"type": "string", "description": "y" * 100} for i in range(40)}}
-    tools = [spec("ok"), spec("wide", schema=wide), spec("bad name!"), spec("ok"), spec("n" * 500)]
+    tools = [spec("ok"), spec("wide", schema=wide), spec("bad name!"), spec("ok"), spec("n" * 500), spec("")]
     provider = MCPToolProvider("fake", lambda: fake(tools), max_schema_bytes=2048)
     with pytest.warns(MCPToolsDroppedWarning):
         names = await listed(provider)
-    assert names == ["ok"]
+    assert names == [
+        "ok",
+        "bad_name_-x" + sha256(b"bad name!").hexdigest()[:10],
+        "n" * 52 + "-x" + sha256(b"n" * 500).hexdigest()[:10],
+    ]
+    assert provider.server_names == {"ok": "ok", names[1]: "bad name!", names[2]: "n" * 500}
     assert provider.dropped == (
         DroppedTool("wide", "schema_too_large"),
-        DroppedTool("bad name!", "invalid_name"),
         DroppedTool("ok", "duplicate_name"),
-        DroppedTool("n" * 64, "invalid_name"),
+        DroppedTool("", "invalid_name"),
     )
 
 
@@ -134,7 +139,7 @@ def test_kept_and_dropped_partition_the_list_within_the_limits(sizes: list[int],
             "s", specs, max_tools=max_tools, max_description_chars=max_desc, max_schema_bytes=999
         )
     assert len(kept) <= max_tools
-    assert all(len(t.description or "") <= max_desc for t in kept)
-    assert sorted([t.name for t in kept] + [d.name for d in dropped]) == sorted(t.name for t in specs)
+    assert all(len(t.description or "") <= max_desc and name == t.name for name, t in kept)
+    assert sorted([t.name for _, t in kept] + [d.name for d in dropped]) == sorted(t.name for t in specs)
     fitting = [t.name for t in specs if len(t.description or "") <= max_desc]
-    assert [t.name for t in kept] == fitting[:max_tools]
+    assert [t.name for _, t in kept] == fitting[:max_tools]

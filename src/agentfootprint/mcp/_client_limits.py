@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from agentfootprint.tools.tool import TOOL_NAME_PATTERN
+from agentfootprint.mcp._names import model_tool_name
 
 __all__ = [
     "DEFAULT_MAX_DESCRIPTION_CHARS",
@@ -38,7 +38,7 @@ class MCPToolsDroppedWarning(UserWarning):
 
 @dataclass(frozen=True)
 class DroppedTool:
-    """A tool the server offered that the agent does not see: its name (at most 64 characters) and why."""
+    """A tool the server offered that the agent does not see: its server name (cut to 64 characters) and why."""
 
     name: str
     reason: Reason
@@ -64,17 +64,19 @@ def _schema_bytes(schema: Any, limit: int) -> int:
 
 def keep_tools(
     server: str, specs: Iterable[Any], *, max_tools: int, max_description_chars: int, max_schema_bytes: int
-) -> tuple[list[Any], list[DroppedTool]]:
-    """The specs within the limits (in the server's order) and the ones left out, each with its reason."""
-    kept: list[Any] = []
+) -> tuple[list[tuple[str, Any]], list[DroppedTool]]:
+    """The specs within the limits (in the server's order), each with the name the model sees, and the ones left
+    out with their reasons; two specs whose model names coincide keep the first."""
+    kept: list[tuple[str, Any]] = []
     dropped: list[DroppedTool] = []
     seen: set[str] = set()
     for spec in specs:
         name = spec.name if isinstance(spec.name, str) else ""
         shown = name[:64]
-        if not TOOL_NAME_PATTERN.match(name):
+        model_name = model_tool_name(name) if name else ""
+        if not name:
             dropped.append(DroppedTool(shown, "invalid_name"))
-        elif name in seen:
+        elif model_name in seen:
             dropped.append(DroppedTool(shown, "duplicate_name"))
         elif len(str(spec.description or "")) > max_description_chars:
             dropped.append(DroppedTool(shown, "description_too_long"))
@@ -83,8 +85,8 @@ def keep_tools(
         elif len(kept) >= max_tools:
             dropped.append(DroppedTool(shown, "over_tool_limit"))
         else:
-            seen.add(name)
-            kept.append(spec)
+            seen.add(model_name)
+            kept.append((model_name, spec))
     if dropped:
         counts: dict[str, int] = {}
         for d in dropped:

@@ -1,10 +1,12 @@
 """MCP servers as tool providers: ``mcp_stdio(command, args=[...])`` and ``mcp_http(url, headers=None)``.
 
-The server's tools are offered under their own names and input schemas; a call is recorded like any tool call.
+The server's tools are offered under their own names (mapped when a provider would refuse them, see ``_names``)
+and input schemas; a call is recorded like any tool call.
 A result reaches the model as its text parts joined by newlines (structured content as JSON when there is no
 text); a server error is the tool's error result; a server that dies mid-run fails the run with
 ``MCPServerGoneError`` naming the server. Tools are listed once per run, and again after the server says its list
-changed. The connection lives in one task of its own and closes when the run ends (never on a pause). At most
+changed (``subscriptions/listen`` on mcp 2.x servers, the classic ``notifications/tools/list_changed`` on
+earlier ones). The connection lives in one task of its own and closes when the run ends (never on a pause). At most
 ``max_tools`` tools are taken, each with a description of at most ``max_description_chars`` and an input schema of
 at most ``max_schema_bytes``; ``provider.dropped`` names the others and why.
 """
@@ -33,6 +35,7 @@ from agentfootprint.tools import ProviderContext, Tool, ToolContext
 __all__ = ["DEFAULT_TIMEOUT_S", "MCPToolProvider", "mcp_http", "mcp_stdio", "result_text"]
 
 DEFAULT_TIMEOUT_S = 60.0
+_LIST_CHANGED = "notifications/tools/list_changed"
 _GONE = ("ClosedResourceError", "BrokenResourceError", "EndOfStream", "BrokenPipeError", "ConnectionResetError")
 
 
@@ -83,6 +86,9 @@ class MCPToolProvider:
         self._stop: asyncio.Event | None = None
         self._listed: tuple[str, list[Tool]] | None = None
         self._dirty = False
+        self._mode = "auto"  # how the SDK's client negotiates the protocol version ("legacy": the handshake)
+        self.server_names: dict[str, str] = {}
+        """The last listing's tools: the name the model sees → the server's own name."""
         self.list_calls = 0
         """How many times the server was asked for its tools (once per run unless its list changed)."""
 
@@ -96,18 +102,30 @@ class MCPToolProvider:
 
         async def on_message(message: Any) -> None:
             root = getattr(message, "root", message)
-            if getattr(root, "method", None) == "notifications/tools/list_changed":
+            if getattr(root, "method", None) == _LIST_CHANGED:
                 self._dirty = True
 
         async def hold() -> None:
             try:
                 client = mcp.Client(
-                    self._server(), message_handler=on_message, read_timeout_seconds=self._timeout, cache=None
+                    self._server(),
+                    message_handler=on_message,
+                    read_timeout_seconds=self._timeout,
+                    cache=None,
+                    mode=self._mode,
                 )
                 async with client:
-                    if not ready.done():
-                        ready.set_result(client)
-                    await stop.wait()
+                    listening = asyncio.Event()
+                    watcher = asyncio.get_running_loop().create_task(self._watch(client, listening))
+                    try:
+                        await listening.wait()
+                        if not ready.done():
+                            ready.set_result(client)
+                        await stop.wait()
+                    finally:
+                        watcher.cancel()
+                        with contextlib.suppress(BaseException):
+                            await watcher
             except BaseException as exc:  # reported to whoever waits for the connection
                 if not ready.done():
                     ready.set_exception(exc)
@@ -122,6 +140,19 @@ class MCPToolProvider:
             await self.aclose()
             raise MCPConnectError(self.name, f"{type(exc).__name__}: {exc}") from None
         return self._client
+
+    async def _watch(self, client: Any, listening: asyncio.Event) -> None:
+        """Mark the list stale on each ``subscriptions/listen`` change event; a server that predates it or refuses
+        it is left to the classic notification. ``listening`` is set once the server acknowledged (or refused)."""
+        try:
+            async with client.listen(tools_list_changed=True) as events:
+                listening.set()
+                async for _ in events:
+                    self._dirty = True
+        except Exception:
+            self._dirty = self._dirty or listening.is_set()  # a stream lost mid-run may have missed a change
+        finally:
+            listening.set()
 
     async def aclose(self) -> None:
         """Close the connection (the agent calls this when a run ends); the next use reconnects."""
@@ -169,9 +200,10 @@ class MCPToolProvider:
             max_schema_bytes=self.max_schema_bytes,
         )
         self.dropped = tuple(dropped)
-        return [self._tool(t) for t in kept]
+        self.server_names = {model_name: spec.name for model_name, spec in kept}
+        return [self._tool(model_name, spec) for model_name, spec in kept]
 
-    def _tool(self, spec: Any) -> Tool:
+    def _tool(self, model_name: str, spec: Any) -> Tool:
         schema = dict(spec.input_schema or {})
         if schema.get("type") != "object":
             schema = {"type": "object", "properties": {}}
@@ -180,7 +212,7 @@ class MCPToolProvider:
         async def execute(args: dict[str, Any], ctx: ToolContext) -> str:
             return await self.call(name, args)
 
-        return Tool(name=name, description=str(spec.description or ""), input_schema=schema, execute=execute)
+        return Tool(name=model_name, description=str(spec.description or ""), input_schema=schema, execute=execute)
 
     async def call(self, name: str, args: Mapping[str, Any]) -> str:
         """Call tool ``name``: its text for the model; ``MCPToolError`` for a server error result."""
