@@ -8,7 +8,14 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from agentfootprint import Agent, NoConversationError, PendingQuestionError, ask_human, define_tool
+from agentfootprint import (
+    Agent,
+    InvalidRunInputError,
+    NoConversationError,
+    PendingQuestionError,
+    ask_human,
+    define_tool,
+)
 from agentfootprint.agent import AgentBuilder, OutputSchemaError
 from agentfootprint.events import types as ev
 from agentfootprint.providers import LLMRequest, mock
@@ -40,6 +47,9 @@ def _tool(name: str = "lookup", result: str = "found 7") -> Any:
 
 def _call(name: str = "lookup", i: int = 1, **args: Any) -> dict[str, Any]:
     return {"tool_calls": [{"id": f"c{i}", "name": name, "args": args}]}
+
+
+ASK = {"tool_calls": [{"id": "h", "name": "ask_human", "args": {"question": "Which?"}}]}
 
 
 def _agent(model: Model, *tools: Any, **create: Any) -> Agent:
@@ -96,7 +106,8 @@ def test_R004_04_llm_start_and_end_bracket_every_model_call() -> None:
 
 def test_R004_05_tool_start_and_end_bracket_every_tool_call() -> None:
     """R004-05: stream.tool_start / stream.tool_end bracket every tool call."""
-    agent = _agent(Model({"tool_calls": [{"id": "a", "name": "lookup", "args": {}}, {"id": "b", "name": "lookup", "args": {}}]}, "done"), _tool())
+    both = {"tool_calls": [{"id": "a", "name": "lookup", "args": {}}, {"id": "b", "name": "lookup", "args": {}}]}
+    agent = _agent(Model(both, "done"), _tool())
     seen = _events(agent)
     agent.run_sync("go")
     marks = [e.type for e in seen if e.type in (ev.STREAM_TOOL_START, ev.STREAM_TOOL_END)]
@@ -205,7 +216,7 @@ def test_R004_37_follow_up_without_a_completed_run_is_refused() -> None:
 def test_R004_38_a_refused_first_turn_leaves_no_conversation() -> None:
     """R004-38: a refused first turn leaves no conversation: follow_up then raises NoConversationError."""
     agent = _agent(Model("x"))
-    with pytest.raises(Exception):
+    with pytest.raises(InvalidRunInputError):
         agent.run_sync({})
     with pytest.raises(NoConversationError):
         agent.follow_up_sync("hi")
@@ -288,19 +299,19 @@ def test_R004_87_max_iterations_with_tools_still_asked_stops_without_raising() -
     """R004-87: at max_iterations with the model still asking for tools: no raise, the tools do not run, and
     stopped_early() says max-iterations, the iteration and the pending calls."""
     ran: list[Any] = []
-    tool = define_tool(
-        name="lookup", description="L.", input_schema={"type": "object", "properties": {}}, execute=lambda a: ran.append(a) or "r"
-    )
+    schema = {"type": "object", "properties": {}}
+    tool = define_tool(name="lookup", description="L.", input_schema=schema, execute=lambda a: ran.append(a) or "r")
     agent = _agent(Model(_call()), tool, max_iterations=2, wrap_up_at_max_iterations=False)
     agent.run_sync("go")
     stopped = agent.stopped_early()
-    assert stopped is not None and (stopped.reason, stopped.iteration, stopped.pending_tool_calls) == ("max-iterations", 2, 1)
+    assert stopped is not None
+    assert (stopped.reason, stopped.iteration, stopped.pending_tool_calls) == ("max-iterations", 2, 1)
     assert len(ran) == 1  # the first iteration's call ran; the last one's did not
 
 
 def test_R004_88_a_halting_cost_budget_stops_the_run_early() -> None:
     """R004-88: a cost budget with on_exceed 'halt' that is crossed stops the run: reason 'cost-budget'."""
-    model = Model({"tool_calls": [{"id": "c", "name": "lookup", "args": {}}], "usage": {"input_tokens": 10_000, "output_tokens": 0}}, "done")
+    model = Model({**_call(), "usage": {"input_tokens": 10_000, "output_tokens": 0}}, "done")
     agent = (
         Agent.create(provider=mock(respond=model), model="m")
         .tool(_tool())
@@ -338,7 +349,8 @@ def test_R004_98_run_typed_returns_the_model_or_raises_naming_paths() -> None:
     """R004-98: run_typed returns the validated output, and raises OutputSchemaError naming paths on failure."""
     good = Agent.create(provider=mock(reply='{"city": "Paris", "people": 2}'), model="m").output_schema(Answer).build()
     assert good.run_typed_sync("go") == Answer(city="Paris", people=2)
-    bad = Agent.create(provider=mock(reply='{"city": "Paris", "people": "many"}'), model="m").output_schema(Answer).build()
+    many = '{"city": "Paris", "people": "many"}'
+    bad = Agent.create(provider=mock(reply=many), model="m").output_schema(Answer).build()
     with pytest.raises(OutputSchemaError) as err:
         bad.run_typed_sync("go", retries=0)
     assert "people" in str(err.value)
@@ -346,7 +358,7 @@ def test_R004_98_run_typed_returns_the_model_or_raises_naming_paths() -> None:
 
 def test_R004_100_run_typed_raises_if_the_run_pauses() -> None:
     """R004-100: run_typed throws if the run pauses (use run() when pauses are expected)."""
-    model = Model({"tool_calls": [{"id": "h", "name": "ask_human", "args": {"question": "Which?"}}]})
+    model = Model(ASK)
     agent = Agent.create(provider=mock(respond=model), model="m").tool(ask_human).output_schema(Answer).build()
     with pytest.raises(Exception) as err:
         agent.run_typed_sync("go")
@@ -388,7 +400,7 @@ def test_R004_120_the_window_bounds_what_the_model_sees_not_the_stored_conversat
 
 def test_R004_49_a_paused_run_refuses_a_new_run_until_answered() -> None:
     """R004-49: a run paused to ask a person refuses run() with PendingQuestionError until answered or abandoned."""
-    model = Model({"tool_calls": [{"id": "h", "name": "ask_human", "args": {"question": "Which?"}}]}, "thanks")
+    model = Model(ASK, "thanks")
     agent = Agent.create(provider=mock(respond=model), model="m").tool(ask_human).build()
     paused = agent.run_sync("go")
     with pytest.raises(PendingQuestionError):
@@ -399,7 +411,7 @@ def test_R004_49_a_paused_run_refuses_a_new_run_until_answered() -> None:
 
 def test_R004_50_follow_up_after_a_pause_is_refused() -> None:
     """R004-50: follow_up after a pause is refused with PendingQuestionError (a pause has its own door)."""
-    model = Model({"tool_calls": [{"id": "h", "name": "ask_human", "args": {"question": "Which?"}}]})
+    model = Model(ASK)
     agent = Agent.create(provider=mock(respond=model), model="m").tool(ask_human).build()
     agent.run_sync("go")
     with pytest.raises(PendingQuestionError):
@@ -408,7 +420,7 @@ def test_R004_50_follow_up_after_a_pause_is_refused() -> None:
 
 def test_R004_51_abandon_pause_returns_what_was_dropped() -> None:
     """R004-51: abandon_pause() returns {tool name, call id, question} (None when nothing pending); runs proceed."""
-    model = Model({"tool_calls": [{"id": "h", "name": "ask_human", "args": {"question": "Which?"}}]}, "fresh")
+    model = Model(ASK, "fresh")
     agent = Agent.create(provider=mock(respond=model), model="m").tool(ask_human).build()
     assert agent.abandon_pause() is None
     agent.run_sync("go")
@@ -420,7 +432,7 @@ def test_R004_51_abandon_pause_returns_what_was_dropped() -> None:
 
 def test_R004_52_abandon_pause_leaves_the_checkpoint_resumable() -> None:
     """R004-52: abandon_pause() does not touch the paused run's checkpoint: it stays resumable."""
-    model = Model({"tool_calls": [{"id": "h", "name": "ask_human", "args": {"question": "Which?"}}]}, "resumed")
+    model = Model(ASK, "resumed")
     agent = Agent.create(provider=mock(respond=model), model="m").tool(ask_human).build()
     paused = agent.run_sync("go")
     agent.abandon_pause()
@@ -429,7 +441,7 @@ def test_R004_52_abandon_pause_leaves_the_checkpoint_resumable() -> None:
 
 def test_R004_53_a_completing_resume_clears_the_pending_question() -> None:
     """R004-53: the pending question is cleared by a completing resume(): run() proceeds afterwards."""
-    model = Model({"tool_calls": [{"id": "h", "name": "ask_human", "args": {"question": "Which?"}}]}, "ok")
+    model = Model(ASK, "ok")
     agent = Agent.create(provider=mock(respond=model), model="m").tool(ask_human).build()
     paused = agent.run_sync("go")
     assert agent.pending() is not None
@@ -443,7 +455,7 @@ def test_R004_55_resume_works_on_a_fresh_agent_from_the_json_checkpoint() -> Non
     def build(model: Model) -> Agent:
         return Agent.create(provider=mock(respond=model), model="m").tool(ask_human).build()
 
-    paused = build(Model({"tool_calls": [{"id": "h", "name": "ask_human", "args": {"question": "Which?"}}]})).run_sync("go")
+    paused = build(Model(ASK)).run_sync("go")
     stored = json.loads(json.dumps(paused.checkpoint))
     model = Model("you said blue")
     assert build(model).resume_sync(stored, "blue").answer == "you said blue"
