@@ -50,15 +50,20 @@ class _Call:
     """One recorded model call: its reply, what it offered and the digest of its request (when receipts were on)."""
 
     commit: Commit
-    reply: dict[str, Any]
+    reply: Mapping[str, Any]
+    """As recorded (frozen): thawed only when it is served."""
     model: str
     tools: list[str]
     message_count: int
     seed: int | None
     iteration: int
     request_digest: str | None
-    system_prompt: Any
-    """The system prompt the call read (what a request is checked by when the run minted no receipts)."""
+    snap: FlowSnapshot
+
+    def system_prompt(self) -> Any:
+        """The system prompt the call read (what a request is checked by when the run minted no receipts)."""
+        c = self.commit
+        return read_value(self.snap, c, "system_prompt") if "system_prompt" in c.reads else None
 
 
 @dataclass(frozen=True)
@@ -97,14 +102,14 @@ def _calls(snap: FlowSnapshot, namespaces: frozenset[str] = _ROOT) -> list[_Call
         out.append(
             _Call(
                 commit=c,
-                reply=thaw(reply),
+                reply=reply,
                 model=str(llm.get("model", "")),
                 tools=[str(t) for t in llm.get("tools") or ()],
                 message_count=int(llm.get("message_count", 0)),
                 seed=llm.get("seed"),
                 iteration=int(llm.get("iteration", 0)),
                 request_digest=receipt.get("request_digest") if isinstance(receipt, Mapping) else None,
-                system_prompt=read_value(snap, c, "system_prompt") if "system_prompt" in c.reads else None,
+                snap=snap,
             )
         )
     return out
@@ -281,6 +286,17 @@ class _RequestDigest:
     def __init__(self) -> None:
         self._chained: list[Any] = []
         self._running: list[str] = []
+        self._tools: dict[str, str | None] = {}
+        """A tool spec's digest by its JSON (a loop offers the same specs call after call)."""
+
+    def _tool(self, tool: Any) -> str | None:
+        try:
+            key = tool.model_dump_json()
+        except (ValueError, RecursionError):
+            return None
+        if key not in self._tools:
+            self._tools[key] = digest(tool.model_dump(mode="json"))
+        return self._tools[key]
 
     def _messages(self, messages: Sequence[Any]) -> str:
         keep = next((i for i, (a, b) in enumerate(zip(messages, self._chained, strict=False)) if a is not b), None)
@@ -294,15 +310,9 @@ class _RequestDigest:
         return running
 
     def __call__(self, request: LLMRequest) -> str:
-        tools: list[str | None] = []
-        for t in request.tools:
-            try:
-                tools.append(digest(t.model_dump(mode="json")))
-            except (ValueError, RecursionError):
-                tools.append(None)
         head = {
             "system_prompt": request.system_prompt,
-            "tools": tools,
+            "tools": [self._tool(t) for t in request.tools],
             "model": request.model,
             "seed": request.seed,
             "messages": self._messages(request.messages),
@@ -384,7 +394,7 @@ class _ForkProvider:
             self._digest(request) == call.request_digest
             if call.request_digest is not None
             else (len(request.messages), request.seed, request.system_prompt)
-            == (call.message_count, call.seed, call.system_prompt)
+            == (call.message_count, call.seed, call.system_prompt())
         )
         if not same:
             self._refuse(
@@ -393,16 +403,16 @@ class _ForkProvider:
 
     def _served(self, n: int) -> LLMResponse:
         """The recorded reply of model call ``n``."""
-        call = self._leg.calls[n]
-        reply = {k: v for k, v in call.reply.items() if k in ("content", "tool_calls", "finish_reason", "model")}
-        reply["usage"] = call.reply.get("usage") or {}
+        recorded = thaw(self._leg.calls[n].reply)
+        reply = {k: v for k, v in recorded.items() if k in ("content", "tool_calls", "finish_reason", "model")}
+        reply["usage"] = recorded.get("usage") or {}
         reply["tool_calls"] = [
             {k: v for k, v in tc.items() if k in ("id", "name", "args")} for tc in reply["tool_calls"]
         ]
-        if call.reply.get("reasoning"):
-            reply["reasoning"] = call.reply["reasoning"]
-        if call.reply.get("attempts"):
-            reply["attempts"] = call.reply["attempts"]
+        if recorded.get("reasoning"):
+            reply["reasoning"] = recorded["reasoning"]
+        if recorded.get("attempts"):
+            reply["attempts"] = recorded["attempts"]
         try:
             return LLMResponse.model_validate(reply)
         except ValidationError:
