@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
@@ -71,6 +71,8 @@ class Proof(BaseModel):
     """``module:function`` building the agent the test replays (a no-argument function), when known."""
     input: ProofInput
     answer: str | None = None
+    status: Literal["completed", "paused"] = "completed"
+    """How the recorded run (its last leg) ended: a run that ended paused replays to that same pause."""
     recording: Recording
     culprit_sets: list[FrozenCulprits] = Field(default_factory=list)
 
@@ -187,19 +189,12 @@ class CassetteProvider:
 # -- replay -----------------------------------------------------------------------------------------------------
 
 
-def _replaying_agent(agent: Any, proof: Proof, without: Sequence[str], provider: CassetteProvider) -> Any:
-    """``agent`` without ``without`` (chunks and memory entries as the recorded run landed them), on the cassette,
-    reading memory as it stood (nothing written back)."""
+def _on_cassette(agent: Any, hidden: frozenset[str], provider: CassetteProvider) -> Any:
+    """``agent`` on the cassette, reading memory as it stood (nothing written back, ``hidden`` entries left out)."""
     from agentfootprint.agent import Agent
-    from agentfootprint.agent.record import landed_parts_of
     from agentfootprint.context import MemoryInjection
 
-    if not isinstance(agent, Agent):
-        raise ExportTestError("replay needs an Agent (a composition is not replayable yet)", code="ERR_EXPORT_AGENT")
-    ids = tuple(without)
-    clone = agent.without_landed(ids, landed_parts_of(proof.recording.snapshot.state)) if ids else agent
-    hidden = frozenset(ids)
-    config = clone.config
+    config = agent.config
     injections = tuple(
         replace(inj, store=RecordedMemoryView(inj.store, None, time.time(), hidden))
         if isinstance(inj, MemoryInjection)
@@ -207,6 +202,24 @@ def _replaying_agent(agent: Any, proof: Proof, without: Sequence[str], provider:
         for inj in config.injections
     )
     return Agent(replace(config, provider=provider, injections=injections))
+
+
+def _replaying_agent(agent: Any, proof: Proof, without: Sequence[str], provider: CassetteProvider) -> Any:
+    """``agent`` (or a composition: every member agent) without ``without`` (chunks and memory entries as the
+    recorded run landed them), on the cassette, reading memory as it stood (nothing written back)."""
+    from agentfootprint.agent import Agent
+    from agentfootprint.agent._fork_seam import MemberRunner
+    from agentfootprint.agent.record import landed_parts_of
+
+    ids = tuple(without)
+    hidden = frozenset(ids)
+    if isinstance(agent, MemberRunner) and not isinstance(agent, Agent):
+        runner = agent.without(*ids) if ids else agent  # type: ignore[attr-defined]
+        return runner.with_agents(lambda member: _on_cassette(member, hidden, provider))
+    if not isinstance(agent, Agent):
+        raise ExportTestError("replay needs an Agent or a composition", code="ERR_EXPORT_AGENT")
+    clone = agent.without_landed(ids, landed_parts_of(proof.recording.snapshot.state)) if ids else agent
+    return _on_cassette(clone, hidden, provider)
 
 
 async def replay_proof(
@@ -228,7 +241,15 @@ async def replay_proof(
         kwargs["identity"] = proof.input.identity
     if proof.input.history:
         kwargs["continue_from"] = {"run_id": "replay", "history": proof.input.history}
-    return await clone.run(proof.input.message, **kwargs)
+    result = await clone.run(proof.input.message, **kwargs)
+    answers = _answered_in_order(proof.recording.snapshot)
+    while result.paused and answers:  # each pause the recorded chain resumed, answered as the person did
+        checkpoint = result.checkpoint or {}
+        call_id, answer = answers.pop(0)
+        if str(thaw(checkpoint).get("tool_call_id")) != call_id:
+            raise CassetteMissError("the replay paused where the recorded chain did not: the agent's context differs")
+        result = await clone.resume(checkpoint, answer)
+    return result
 
 
 def replay_proof_sync(proof: Proof | Recording, agent: Any, **kwargs: Any) -> Any:
@@ -246,16 +267,17 @@ def _answer(snap: FlowSnapshot) -> str | None:
 
 
 def _input_of_recording(rec: Recording) -> ProofInput:
-    """The run's input as its recording holds it: the user message, prior history, identity and model seed."""
+    """The run's input as its recording holds it: the user message (a composition's: its input), prior history,
+    identity and model seed."""
     snap = rec.snapshot
     seed_commit = next((c for c in snap.commit_log if c.stage_id == "seed" and c.namespace == ""), None)
     state = snap.state_at(seed_commit.idx) if seed_commit is not None else {}
-    message = state.get("user_message")
+    message = state.get("user_message", state.get("input"))
     if not isinstance(message, str):
         raise ExportTestError("the recording holds no user message to replay", code="ERR_EXPORT_NOT_REPLAYABLE")
     history = [m for m in state.get("history") or [] if isinstance(m, dict)]
-    call = next((c for c in snap.commit_log if c.stage_id == "call-llm" and c.namespace == ""), None)
-    seed = snap.value_at("llm_call", call.idx, default={}).get("seed") if call is not None else None
+    call = next((c for c in snap.commit_log if c.stage_id == "call-llm"), None)
+    seed = snap.value_at("llm_call", call.idx, call.namespace, default={}).get("seed") if call is not None else None
     run = state.get("run")
     identity = run.get("identity") if isinstance(run, dict) and isinstance(run.get("identity"), dict) else None
     return ProofInput(
@@ -266,25 +288,49 @@ def _input_of_recording(rec: Recording) -> ProofInput:
     )
 
 
-def _check_single_leg(snap: FlowSnapshot) -> None:
-    """A replay runs one leg: a paused run or a resume (whose answers came from a person) is refused."""
-    if snap.resumed_from is not None or any(c.paused for c in snap.commit_log):
+def _answered_in_order(snap: FlowSnapshot) -> list[tuple[str, Any]]:
+    """A person's recorded answers in the order the chain resumed them, each with the tool call it answered."""
+    out: list[tuple[str, Any]] = []
+    for c in snap.commit_log:
+        for w in c.writes if c.stage_id == "tool-calls" and c.applied else ():
+            if w.path == "tool_results" and isinstance(w.value, list | tuple):
+                for r in w.value:
+                    if isinstance(r, Mapping) and r.get("answered_by") == "human":
+                        out.append((str(r.get("call_id")), thaw(r.get("content"))))
+    return out
+
+
+def _check_replayable(snap: FlowSnapshot) -> None:
+    """A replay serves every model call from its receipt: a model call a composition makes itself (a merge) carries
+    none; a resumed leg must hold its whole chain (its first commits are the paused legs')."""
+    if any("merge_call" in c.keys_written() for c in snap.commit_log if c.applied):
         raise ExportTestError(
-            "a paused or resumed run cannot be replayed yet: export a run that finished in one leg",
+            "the composition merged with a model call of its own, which records no receipt: it cannot be replayed",
+            code="ERR_EXPORT_NOT_REPLAYABLE",
+        )
+    if not any(c.stage_id == "seed" and c.namespace == "" for c in snap.commit_log):
+        raise ExportTestError(
+            "the recording is a resumed leg without the legs before it: export the chain's last leg as recorded",
             code="ERR_EXPORT_PAUSED",
         )
+
+
+def _status(snap: FlowSnapshot) -> Literal["completed", "paused"]:
+    return "paused" if snap.commit_log and snap.commit_log[-1].paused else "completed"
 
 
 def proof_of_recording(recording: Recording, *, factory: str | None = None) -> Proof:
     """A proof with no culprit set: the run's answer, held by replaying its recorded responses."""
     if not isinstance(recording, Recording):
         raise ExportTestError("pass a Recording (load_recording) or a Proof", code="ERR_EXPORT_INPUT")
-    _check_single_leg(recording.snapshot)
     list(_calls(recording.snapshot))  # every call replayable, or refused now
+    _check_replayable(recording.snapshot)
+    status = _status(recording.snapshot)
     return Proof(
         factory=factory,
         input=_input_of_recording(recording),
-        answer=_answer(recording.snapshot),
+        answer=_answer(recording.snapshot) if status == "completed" else None,
+        status=status,
         recording=recording,
     )
 
@@ -294,7 +340,12 @@ def _differs(a: str | None, b: str | None) -> bool:
 
 
 async def _rerun(record: Any, ids: Sequence[str], seed: int | None, run_input: dict[str, Any]) -> Recording:
-    clone = rerun_agent(record, ids, RerunWorld(ReplayCache(), record.run_id))
+    from agentfootprint.agent import Agent
+
+    world = RerunWorld(ReplayCache(), record.run_id)
+    clone = rerun_agent(record, ids, world)
+    if not isinstance(clone, Agent):  # a composition: every member on the world's replaying provider
+        clone = clone.with_agents(lambda member: rerun_agent(member, (), world))
     kwargs: dict[str, Any] = {"identity": run_input.get("identity"), "seed": seed}
     if run_input.get("history"):
         kwargs["continue_from"] = {"run_id": "rerun", "history": run_input["history"]}
@@ -321,11 +372,18 @@ async def freeze_proof(
     if run_input is None or not hasattr(record, "without"):
         raise ExportTestError("run must be the RunResult the localization explained", code="ERR_EXPORT_INPUT")
     from agentfootprint.agent import Agent
+    from agentfootprint.agent._fork_seam import MemberRunner
 
-    if not isinstance(getattr(record, "runner", None), Agent):
-        raise ExportTestError("replay needs an Agent (a composition is not replayable yet)", code="ERR_EXPORT_AGENT")
+    if not isinstance(getattr(record, "runner", None), Agent | MemberRunner):
+        raise ExportTestError("replay needs an Agent or a composition", code="ERR_EXPORT_AGENT")
     recording = recording_of(run)
-    _check_single_leg(recording.snapshot)
+    _check_replayable(recording.snapshot)
+    if _status(recording.snapshot) == "paused" or _answered_in_order(recording.snapshot):
+        raise ExportTestError(
+            "a localization's reruns do not resume pauses, so a paused or resumed run's culprits cannot be frozen; "
+            "export its recording instead (its answer, held offline)",
+            code="ERR_EXPORT_PAUSED",
+        )
     answer = _answer(recording.snapshot)
     if report.answer is not None and report.answer != answer:
         raise ExportTestError("the report explains another run than this one", code="ERR_EXPORT_MISMATCH")
@@ -444,6 +502,7 @@ def _agent():
 
 def test_the_recorded_answer_holds() -> None:
     result = replay_proof_sync(PROOF, _agent())
+    assert result.status == PROOF.status
     assert result.answer == PROOF.answer
 '''
 
