@@ -25,9 +25,9 @@ def test_framework_sections_run_and_print_what_they_promise(
     monkeypatch.chdir(tmp_path)
     text = DOC.read_text()
     blocks = [b for t in SECTIONS for b in re.findall(r"```python\n(.*?)```", section(text, t), flags=re.S)]
-    assert len(blocks) == 4
+    assert len(blocks) == 5
     promised = run_blocks(blocks, DOC, "interop_doc")
     out = capsys.readouterr().out.splitlines()
-    assert len(promised) == 11
+    assert len(promised) == 15
     assert out == promised
     assert (tmp_path / "runs.db").is_file()
