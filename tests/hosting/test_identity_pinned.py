@@ -7,6 +7,7 @@ import asyncio
 import importlib
 import json
 import logging
+import sys
 from typing import Any
 
 import httpx2
@@ -15,7 +16,7 @@ import pytest
 from test_hosting_identity import AUDIENCE, EC_KEY, ED_KEY, ISSUER, RSA_KEY, RSA_NEXT, Req, _Clock, jwk, token
 
 from agentfootprint.hosting import HostingConfigError, HostUnavailableError, WireRequestRefusal, jwt_identity
-from agentfootprint.hosting.identity import DEFAULT_ALGORITHMS
+from agentfootprint.hosting.identity import DEFAULT_ALGORITHMS, JwtIdentity
 from agentfootprint.identity import Identity
 
 URL = "https://login.example.test/jwks"
@@ -409,3 +410,44 @@ async def test_an_unknown_kid_refetches_at_min_refresh_seconds_and_not_before(cl
     assert len(seen) == 2, "a forced refetch once the interval has passed"
     assert await reason(binder, f"Bearer {token(kid='rsa-9')}") == "ERR_AGUI_TOKEN_KEY_UNKNOWN"
     assert len(seen) == 2
+
+
+@pytest.mark.parametrize("name", ["RS256", "RS384", "RS512", "PS256", "ES256", "ES384", "EdDSA"])
+async def test_each_asymmetric_algorithm_name_may_be_chosen_alone(name: str) -> None:
+    only = bound(algorithms=[name])
+    expected = "ERR_AGUI_TOKEN_SIGNATURE" if name == "RS256" else "ERR_AGUI_TOKEN_ALGORITHM"
+    assert await reason(only, f"Bearer {token(RSA_NEXT)}") == expected
+
+
+def test_without_pyjwt_the_binder_says_which_extra_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "jwt", None)
+    with pytest.raises(HostingConfigError) as info:
+        bound()
+    assert str(info.value) == "jwt_identity needs PyJWT: pip install 'agentfootprint[jwt]'"
+
+
+async def test_a_token_that_is_not_a_jws_is_malformed() -> None:
+    for junk in ("not.a.jwt", "a.b", "x", "....", "e30"):
+        assert await reason(bound(), f"Bearer {junk}") == "ERR_AGUI_TOKEN_MALFORMED"
+
+
+@pytest.mark.parametrize("make", [jwt_identity, JwtIdentity])
+async def test_the_defaults_are_a_5s_fetch_300s_cache_and_30s_between_refetches(make: Any, clock: _Clock) -> None:
+    seen: list[httpx2.Request] = []
+    binder = make(URL, issuer=ISSUER, audience=AUDIENCE, http_client=served([GOOD], seen))
+    assert await binder(Req(f"Bearer {token()}")) == ALICE
+    assert seen[0].extensions["timeout"] == {"connect": 5.0, "read": 5.0, "write": 5.0, "pool": 5.0}
+    clock.now += 29.99
+    assert await reason(binder, f"Bearer {token(kid='rsa-9')}") == "ERR_AGUI_TOKEN_KEY_UNKNOWN"
+    assert len(seen) == 1
+    clock.now += 0.01
+    assert await reason(binder, f"Bearer {token(kid='rsa-9')}") == "ERR_AGUI_TOKEN_KEY_UNKNOWN"
+    assert len(seen) == 2, "30 s after the last fetch an unknown kid refetches"
+    clock.now += 299.99 - 30
+    assert await binder(Req(f"Bearer {token()}")) == ALICE
+    await settle()
+    assert len(seen) == 2, "fresh until 300 s after the last fetch"
+    clock.now += 30.01
+    assert await binder(Req(f"Bearer {token()}")) == ALICE
+    await settle()
+    assert len(seen) == 3
