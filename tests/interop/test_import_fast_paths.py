@@ -139,3 +139,19 @@ def test_a_middle_message_a_later_span_rewrote_is_not_taken_from_the_earlier_spa
     rec = import_trace(otlp([oi_attrs(msgs), oi_attrs(later)]))
     history = rec.snapshot.state["history"]
     assert [m["content"] for m in history] == ["m0", "m1", "rewritten", "m3", "m4"]
+
+
+@pytest.mark.parametrize("was_on", [True, False])
+def test_the_collector_is_left_as_it_was_after_an_import_or_a_refusal(was_on: bool) -> None:
+    import gc
+
+    msgs = [{"role": "user", "content": "m"}]
+    (gc.enable if was_on else gc.disable)()
+    try:
+        assert import_trace(otlp([oi_attrs(msgs)])).snapshot.state["answer"] == "done"
+        assert gc.isenabled() is was_on
+        with pytest.raises(InvalidTraceError):
+            import_trace({"resourceSpans": "not a list"})
+        assert gc.isenabled() is was_on
+    finally:
+        gc.enable()
