@@ -17,6 +17,7 @@ import asyncio
 import builtins
 import contextlib
 import json
+import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -240,7 +241,7 @@ class MCPToolProvider:
 
 
 def mcp_stdio(
-    command: str,
+    command: str | os.PathLike[str],
     args: Sequence[str] = (),
     env: Mapping[str, str] | None = None,
     *,
@@ -251,7 +252,10 @@ def mcp_stdio(
     max_description_chars: int = DEFAULT_MAX_DESCRIPTION_CHARS,
     max_schema_bytes: int = DEFAULT_MAX_SCHEMA_BYTES,
 ) -> MCPToolProvider:
-    """An MCP server started as a subprocess (``env=None``: the SDK's default environment)."""
+    """An MCP server started as a subprocess (``command`` a name on PATH or a path; ``env=None``: the SDK's default
+    environment)."""
+    if isinstance(command, os.PathLike):
+        command = os.fspath(command)
     if not isinstance(command, str) or not command.strip():
         raise ValueError("mcp_stdio() needs the server's command")
     argv = [str(a) for a in args]
