@@ -20,9 +20,9 @@ from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as se
 from agentfootprint import Agent
 from agentfootprint.audit import instrument
 from agentfootprint.audit import otel as o
-from agentfootprint.providers import LLMResponse, Usage, anthropic, mock
+from agentfootprint.providers import LLMResponse, Usage, anthropic, bedrock, mock
 from tests.audit._agents import SECRET, Recorder, lookup_agent, lookup_then_answer, lookup_tool, scripted
-from tests.providers._sdk_bodies import anthropic_message
+from tests.providers._sdk_bodies import anthropic_message, converse_output
 from tests.providers._support import FakeServer, raw_reply
 
 
@@ -92,6 +92,24 @@ async def test_an_anthropic_reply_from_the_sdk_types_reaches_the_chat_span(
     assert chat[o.GEN_AI_USAGE_INPUT_TOKENS] == 2120  # the input total, cached parts included
     assert chat[o.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS] == 1800
     assert chat[o.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS] == 300
+
+
+async def test_a_bedrock_reply_names_no_response_model_and_its_cache_counts_reach_the_span(
+    tp: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    usage = {"inputTokens": 12, "outputTokens": 5, "totalTokens": 2017}
+    usage.update({"cacheReadInputTokens": 1500, "cacheWriteInputTokens": 500})
+    server = FakeServer(raw_reply(json.dumps(converse_output(usage)), content_type="application/json"))
+    provider = bedrock("anthropic.claude-x", region="us-east-1", api_key="k", transport=server.transport)
+    agent = Agent.create(provider=provider, model="anthropic.claude-x").build()
+    instrument(agent, tp)
+    await agent.run("hello")
+    (chat,) = _spans(exporter, "chat")
+    assert chat[o.GEN_AI_PROVIDER_NAME] == "aws.bedrock" and chat[o.GEN_AI_REQUEST_MODEL] == "anthropic.claude-x"
+    assert o.GEN_AI_RESPONSE_MODEL not in chat and o.GEN_AI_RESPONSE_ID not in chat  # Converse names neither
+    assert chat[o.GEN_AI_USAGE_INPUT_TOKENS] == 2012
+    assert chat[o.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS] == 1500
+    assert chat[o.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS] == 500
 
 
 async def test_chat_spans_carry_system_instructions_and_input_messages(

@@ -1,4 +1,4 @@
-"""Vendor response bodies validated and serialized by the vendors' own SDK types (anthropic, openai)."""
+"""Vendor response bodies validated by the vendors' own SDK types (anthropic, openai; botocore's Converse model)."""
 
 from __future__ import annotations
 
@@ -36,3 +36,20 @@ def openai_completion(completion_id: str, model: str, usage: dict[str, Any] | No
     if usage is not None:
         body["usage"] = usage
     return ChatCompletion.model_validate(body).model_dump_json().encode()
+
+
+def converse_output(usage: dict[str, int]) -> dict[str, object]:
+    """A Bedrock Converse reply with the text ``ok``, checked against botocore's Converse output shape."""
+    from botocore.session import get_session
+    from botocore.validate import ParamValidator
+
+    output = {
+        "output": {"message": {"role": "assistant", "content": [{"text": "ok"}]}},
+        "stopReason": "end_turn",
+        "usage": usage,
+        "metrics": {"latencyMs": 5},
+    }
+    shape = get_session().get_service_model("bedrock-runtime").operation_model("Converse").output_shape
+    report = ParamValidator().validate(output, shape)
+    assert not report.has_errors(), report.generate_report()
+    return output

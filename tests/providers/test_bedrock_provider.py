@@ -26,6 +26,7 @@ from agentfootprint.providers import (
 )
 from agentfootprint.providers.bedrock_api import build_body
 
+from ._sdk_bodies import converse_output
 from ._support import FakeServer, Reply, collect, json_reply, user_request
 from ._vendors import AWS_ACCESS, AWS_SECRET, BEDROCK_MODEL, REGION, BedrockWire, Turn, VendorServer, eventstream_frame
 
@@ -242,22 +243,6 @@ def test_without_botocore_says_which_extra(monkeypatch: pytest.MonkeyPatch) -> N
     assert bedrock("m", region=REGION, api_key="ABSK-test-0123456789").region == REGION
 
 
-def _converse_output(usage: dict[str, int]) -> dict[str, object]:
-    from botocore.session import get_session
-    from botocore.validate import ParamValidator
-
-    output = {
-        "output": {"message": {"role": "assistant", "content": [{"text": "ok"}]}},
-        "stopReason": "end_turn",
-        "usage": usage,
-        "metrics": {"latencyMs": 5},
-    }
-    shape = get_session().get_service_model("bedrock-runtime").operation_model("Converse").output_shape
-    report = ParamValidator().validate(output, shape)
-    assert not report.has_errors(), report.generate_report()
-    return output
-
-
 def test_cached_prompt_tokens_count_as_input() -> None:
     from agentfootprint.providers import Usage
     from agentfootprint.providers.bedrock_api import parse_response
@@ -269,7 +254,7 @@ def test_cached_prompt_tokens_count_as_input() -> None:
         "cacheReadInputTokens": 1500,
         "cacheWriteInputTokens": 500,
     }
-    response = parse_response(_converse_output(usage))
+    response = parse_response(converse_output(usage))
     assert response.usage == Usage(input_tokens=2012, output_tokens=5, cached_input_tokens=1500, cache_write_tokens=500)
     assert response.usage.total_tokens == usage["totalTokens"]
 

@@ -300,14 +300,13 @@ class _StreamState:
             out.extend(self._close(index))
         return out
 
-    def response(self, model: str) -> LLMResponse:
-        """The assembled answer."""
+    def response(self) -> LLMResponse:
+        """The assembled answer (Converse names no model in its reply, so ``model`` stays None)."""
         return LLMResponse(
             content="".join(self.text),
             tool_calls=self.calls,
             reasoning=self.reasoning,
             usage=self.usage,
-            model=model,
             finish_reason=_finish(self.stop_reason),
         )
 
@@ -504,7 +503,7 @@ class BedrockProvider(HTTPProvider):
             response = parse_response(data)
         except WireFormatError as exc:
             raise self.bad_response(exc) from None
-        return response.model_copy(update={"model": model})
+        return response  # Converse names no model in its reply: the request's is not repeated as the answer's
 
     async def stream(self, request: LLMRequest) -> AsyncIterator[StreamChunk]:
         """ConverseStream: AWS event-stream frames decoded by botocore; tool calls yielded as their blocks stop."""
@@ -541,7 +540,7 @@ class BedrockProvider(HTTPProvider):
             )
         for chunk in state.finish():
             yield chunk
-        yield StreamChunk(kind="done", response=state.response(model))
+        yield StreamChunk(kind="done", response=state.response())
 
 
 def bedrock(
