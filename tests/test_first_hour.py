@@ -92,3 +92,13 @@ def test_the_demo_fits_80_columns(tmp_path: Path) -> None:
     assert [line for line in rules if "…" in line] == []
     assert [line for line in lines if len(line.rstrip()) > 80] == []
     assert any("A planted pair" in line for line in rules)
+
+
+def test_the_local_model_transcript_shows_the_steps_the_real_demo_prints_now() -> None:
+    page = (ROOT / "docs" / "local-model.md").read_text(encoding="utf-8")
+    transcript = page[page.index("```text\n") : page.index("```", page.index("```text\n") + 8)]
+    source = (ROOT / "src" / "agentfootprint" / "_demo_real.py").read_text(encoding="utf-8")
+    steps = [line.strip("─ \n") for line in transcript.splitlines() if re.search(r"\[\d/4\]", line)]
+    assert len(steps) == 4
+    assert [step for step in steps if step not in source] == []
+    assert "What this run proved" in transcript and "model calls in" in transcript
