@@ -138,15 +138,18 @@ async def test_chat_spans_carry_system_instructions_and_input_messages(
     assert SECRET not in text and SECRET[:12] not in text  # re-redacted like every captured content
 
 
-async def test_without_the_recorded_prompt_chat_spans_carry_no_input(
-    tp: TracerProvider, exporter: InMemorySpanExporter
+@pytest.mark.parametrize(("record", "capture"), [(False, True), (True, False)], ids=["not-recorded", "no-capture"])
+async def test_chat_spans_carry_no_input_unless_recorded_and_captured(
+    tp: TracerProvider, exporter: InMemorySpanExporter, record: bool, capture: bool
 ) -> None:
-    instrument(lookup_agent(Recorder()), tp, capture_content=True)
-    agent = lookup_agent(Recorder(), record_system_prompt=True)
-    instrument(agent, tp, capture_content=False)
+    agent = lookup_agent(Recorder(), record_system_prompt=record)
+    instrument(agent, tp, capture_content=capture)
     await agent.run("Is the customer on file active?")
-    for chat in _spans(exporter, "chat"):
+    chats = _spans(exporter, "chat")
+    assert len(chats) == 2
+    for chat in chats:
         assert o.GEN_AI_INPUT_MESSAGES not in chat and o.GEN_AI_SYSTEM_INSTRUCTIONS not in chat
+        assert (o.GEN_AI_OUTPUT_MESSAGES in chat) is capture
 
 
 @settings(max_examples=60, deadline=None)
