@@ -1,6 +1,6 @@
 """Fork cost: a fork at iteration K of an N-iteration tool loop, against the full run. The prefix is served from
-the recording (0 model calls, 0 tool calls); what is left is the agent's own stages and the live tail.
-Writes results/fork.json."""
+the recording (0 model calls, 0 tool calls); what is left is the agent's own stages and the live tail. Also a fork
+inside a composition (a two-step Sequence). Writes results/fork.json."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from typing import Any
 from _common import write_results
 
 from agentfootprint import Agent, define_fact, define_tool
+from agentfootprint.compose import Sequence
 from agentfootprint.explain import diff, fork
 from agentfootprint.providers import LLMRequest, LLMResponse, ToolCall, mock
 
@@ -44,7 +45,8 @@ class Model:
 
 
 def build(model: Model, tools: list[str]) -> Agent:
-    builder = Agent.create(provider=mock(respond=model.respond), model="m", max_iterations=1000).system("Work.")
+    provider = mock(respond=model.respond, record_requests=False)  # no request transcript: as in bench/agent.py
+    builder = Agent.create(provider=provider, model="m", max_iterations=1000).system("Work.")
     for name in tools:
         builder = builder.tool(
             define_tool(
@@ -127,6 +129,51 @@ async def case(n: int, k: int, *, change: bool, seed: int, repeat: int, sleep_s:
     return row
 
 
+async def composition_case(n: int, k: int, *, seed: int, repeat: int) -> dict[str, Any]:
+    """A fork inside a composition: a two-step Sequence whose members loop N/2 model calls each, forked at its K-th
+    model call overall with no change (the first member's calls and the second's before K are served)."""
+    rng = random.Random(seed)
+    tools = [f"t{i}" for i in range(rng.randint(1, 4))]
+    models = [Model([rng.choice(tools) for _ in range(n // 2 - 1)], 0.0) for _ in range(2)]
+    seq = Sequence.create("pipe").step("first", build(models[0], tools)).step("second", build(models[1], tools))
+    runner = seq.build()
+    samples: dict[str, list[float]] = {"full_cpu": [], "fork_cpu": []}
+    calls_full = calls_fork = 0
+    agree = False
+    for _ in range(repeat):
+        for m in models:
+            m.reset()
+        gc.collect()
+        c0 = time.process_time()
+        original = await runner.run("go", seed=1)
+        samples["full_cpu"].append(time.process_time() - c0)
+        calls_full = sum(m.calls for m in models)
+        at = call_ids(original)[k - 1]
+        for m in models:
+            m.reset()
+        gc.collect()
+        c0 = time.process_time()
+        forked = await fork(original, runner, at=at)
+        samples["fork_cpu"].append(time.process_time() - c0)
+        calls_fork = sum(m.calls for m in models)
+        agree = diff(original, forked).agree
+    med = {key: statistics.median(v) for key, v in samples.items()}
+    full_cost, fork_cost = priced(med["full_cpu"], calls_full), priced(med["fork_cpu"], calls_fork)
+    return {
+        "composition": "Sequence of two agents",
+        "iterations": n,
+        "fork_at_iteration": k,
+        "change": "none (the rest runs live)",
+        "full_run_cpu_s": round(med["full_cpu"], 4),
+        "fork_cpu_s": round(med["fork_cpu"], 4),
+        "model_calls_full": calls_full,
+        "model_calls_fork": calls_fork,
+        "model_calls_in_prefix": calls_fork - (n - k + 1),
+        "fork_over_full_by_latency": {lat: round(fork_cost[lat] / full_cost[lat], 4) for lat in full_cost},
+        "no_change_reproduces_run": agree,
+    }
+
+
 async def main(quick: bool) -> dict[str, Any]:
     repeat = 1 if quick else 3
     headline = [
@@ -140,12 +187,17 @@ async def main(quick: bool) -> dict[str, Any]:
         for frac in (0.1, 0.5, 0.75, 0.95):
             k = max(1, min(n, round(n * frac)))
             generated.append(await case(n, k, change=True, seed=rng.randrange(1 << 30), repeat=repeat))
+    compositions = [
+        await composition_case(200, 150, seed=3, repeat=repeat),
+        await composition_case(200, 60, seed=4, repeat=repeat),
+    ]
     claim = headline[0]["fork_over_full_by_latency"]
     return {
         "claim": "a fork at iteration 150 of a 200-iteration run costs <= 0.1x the full run",
         "cost_model": "this process's CPU time + model latency x model calls (CPU time: stable on a shared machine)",
         "claim_holds_by_latency": {lat: ratio <= 0.1 for lat, ratio in claim.items()},
         "headline": headline,
+        "compositions": compositions,
         "generated": generated,
         "generated_over_0.1": [
             (g["iterations"], g["fork_at_iteration"], lat, ratio)
@@ -165,6 +217,12 @@ if __name__ == "__main__":
             f"N={row['iterations']} K={row['fork_at_iteration']} change={row['change'][:9]}: "
             f"fork/full {row['fork_over_full_by_latency']} wall {row.get('fork_over_full_wall', '-')} "
             f"calls {row['model_calls_fork']}/{row['model_calls_full']} (in prefix: {row['model_calls_in_prefix']})"
+        )
+    for row in payload["compositions"]:
+        print(
+            f"composition N={row['iterations']} K={row['fork_at_iteration']}: fork/full "
+            f"{row['fork_over_full_by_latency']} calls {row['model_calls_fork']}/{row['model_calls_full']} "
+            f"(in prefix: {row['model_calls_in_prefix']}, reproduces: {row['no_change_reproduces_run']})"
         )
     print(f"claim holds by latency: {payload['claim_holds_by_latency']}")
     print(f"generated over 0.1: {payload['generated_over_0.1']}")

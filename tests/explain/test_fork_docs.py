@@ -22,8 +22,8 @@ def test_the_fork_section_runs_and_prints_what_it_promises(
     end = text.find("\n## ", start + 1)
     parts = [text[: text.index("\n## ")], text[start : end if end != -1 else len(text)]]
     blocks = [b for part in parts for b in re.findall(r"```python\n(.*?)```", part, flags=re.S)]
-    assert len(blocks) == 4
+    assert len(blocks) == 5
     promised = run_blocks(blocks, DOC, "whatif_fork_doc")
     out = capsys.readouterr().out.splitlines()
-    assert len(promised) == 8
+    assert len(promised) == 12
     assert out == promised

@@ -440,6 +440,8 @@ class _ForkProvider:
 def _before_nudge(name: str, content: str) -> str:
     """A recorded tool result as the tool returned it: the repeated-call sentence the loop appended is taken off,
     so the loop tallies the served result and appends the sentence again exactly as it did."""
+    if not content.endswith("]"):
+        return content
     for by_args in (False, True):
         note = repeated_note(name, REPEATED_CALL_THRESHOLD, by_args)
         if content.endswith(note):
