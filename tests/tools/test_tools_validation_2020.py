@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentfootprint.tools import ArgIssue, validate_json
+from agentfootprint.tools.validation import MAX_ISSUES
 
 jsonschema = pytest.importorskip("jsonschema")
 
@@ -219,3 +220,19 @@ def test_multiple_of_on_floats_stays_ours_where_the_reference_is_wrong() -> None
     assert jsonschema.Draft202012Validator(schema).is_valid(0.3) is False  # 0.3 / 0.1 == 2.9999999999999996
     assert validate_json(schema, 0.3) == []
     assert _issues(schema, 0.35) == [("", "number is not a multiple of 0.1")]
+
+
+def test_a_validation_stopped_inside_a_branch_is_never_read_as_valid() -> None:
+    endless = {"anyOf": [{"$ref": "#"}, {"properties": {"a": True}}], "unevaluatedProperties": False}
+    assert _issues(endless, {"a": 1, "b": 2}) == [("", "schema nesting is too deep to validate")]
+    looping_if = {"if": {"$ref": "#"}, "then": True, "else": False}
+    assert _issues(looping_if, 1) == [("", "schema nesting is too deep to validate")]
+
+
+def test_contains_and_unevaluated_items_on_a_large_array_report_at_most_max_issues() -> None:
+    schema = {"contains": {"anyOf": [{"type": "string"}, {"allOf": [{"minimum": 5}, {"maximum": 7}]}]}}
+    issues = validate_json({**schema, "unevaluatedItems": False, "minContains": 4}, list(range(20_000)))
+    assert len(issues) == MAX_ISSUES
+    assert issues[0].problem == "array has fewer than 4 items matching string or any value"
+    assert [i.path for i in issues[1:4]] == ["[0]", "[1]", "[2]"]
+    assert {i.problem for i in issues[1:]} == {"unexpected item (not evaluated by the schema)"}

@@ -217,7 +217,7 @@ _Found = list[tuple[int, ArgIssue]]
 
 
 class _Validator:
-    __slots__ = ("frames", "issues", "limit", "root", "steps", "stopped")
+    __slots__ = ("frames", "halted", "issues", "limit", "matched", "root", "steps", "stopped")
 
     def __init__(self, root: Any, limit: int) -> None:
         self.root = root
@@ -226,10 +226,18 @@ class _Validator:
         self.steps = 0
         self.frames = 0
         self.stopped = False
+        self.halted: ArgIssue | None = None
+        self.matched: dict[tuple[int, int], frozenset[int]] = {}
 
     def add(self, path: Path, expected: str, problem: str) -> None:
         if len(self.issues) < self.limit:
             self.issues.append((len(path), ArgIssue(path=format_path(path), expected=expected, problem=problem)))
+
+    def halt(self, path: Path, expected: str, problem: str) -> None:
+        """Stop validating; the reason is reported even when the stop happened inside a probe."""
+        self.stopped = True
+        self.halted = ArgIssue(path=format_path(path), expected=expected, problem=problem)
+        self.add(path, expected, problem)
 
     @property
     def full(self) -> bool:
@@ -249,8 +257,7 @@ class _Validator:
             return
         self.steps += 1
         if self.steps > _MAX_STEPS:
-            self.stopped = True
-            self.add(path, "smaller arguments", "arguments are too complex to validate")
+            self.halt(path, "smaller arguments", "arguments are too complex to validate")
             return
         if schema is True or schema is None:
             return
@@ -262,8 +269,7 @@ class _Validator:
         self.frames += 1
         try:
             if self.frames > _MAX_FRAMES:
-                self.stopped = True
-                self.add(path, "a shallower value", "schema nesting is too deep to validate")
+                self.halt(path, "a shallower value", "schema nesting is too deep to validate")
                 return
             self._check_dict(schema, value, path)
         finally:
@@ -346,9 +352,18 @@ class _Validator:
             else:
                 self.check(sub, item, (*path, index))
 
+    def contained(self, sub: Any, value: list[Any] | tuple[Any, ...], path: Path) -> frozenset[int]:
+        """The indexes of the items of ``value`` that ``sub`` accepts (worked out once per schema and array)."""
+        key = (id(sub), id(value))
+        found = self.matched.get(key)
+        if found is None:
+            found = frozenset(i for i, item in enumerate(value) if not self.probe(sub, item, (*path, i)))
+            self.matched[key] = found
+        return found
+
     def _contains(self, schema: dict[str, Any], value: list[Any] | tuple[Any, ...], path: Path) -> None:
         sub = schema["contains"]
-        found = sum(1 for index, item in enumerate(value) if not self.probe(sub, item, (*path, index)))
+        found = len(self.contained(sub, value, path))
         low, high = schema.get("minContains", 1), schema.get("maxContains")
         low = low if _is_number(low) else 1
         shown = describe_schema(sub, self.root)
@@ -636,8 +651,7 @@ class _Annotations:
         value: list[Any] | tuple[Any, ...] = self.value
         seen = set(range(min(len(prefix), len(value)))) if isinstance(prefix, list) else set()
         if "contains" in schema:
-            sub = schema["contains"]
-            seen.update(i for i, item in enumerate(value) if not self.validator.probe(sub, item, (*self.path, i)))
+            seen |= self.validator.contained(schema["contains"], value, self.path)
         for sub in self._applied(schema):
             more = self.items(sub, own=False, depth=depth + 1)
             if more is None:
@@ -696,6 +710,8 @@ def validate_json(schema: Any, value: Any, *, max_issues: int = MAX_ISSUES) -> l
         validator.check(schema, value, ())
     except RecursionError:  # a caller already deep in its own stack: refuse rather than crash
         return [_too_deep(())]
+    if validator.halted is not None and not validator.issues:  # stopped inside a probe: never read as valid
+        return [validator.halted]
     return [issue for _, issue in validator.issues]
 
 
