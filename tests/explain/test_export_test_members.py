@@ -3,8 +3,6 @@ was resumed, replay offline from their recordings (pauses answered as the person
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +25,7 @@ from agentfootprint.explain import (
 from agentfootprint.explain._export_test import proof_of_recording
 from agentfootprint.providers import mock
 from tests.explain.test_export_test import RIGHT, WRONG, _flipped, build_agent
+from tests.explain.test_export_test_ctxbug import _pytest
 from tests.explain.test_fork import ASK, World
 
 QUESTION = "Should case 17 be approved?"
@@ -68,7 +67,9 @@ async def test_a_composition_localization_freezes_and_its_proof_holds_and_flips(
     assert (held.answer, flipped.answer) == (WRONG, RIGHT)
 
 
-FACTORY = """from tests.explain.test_export_test_members import pipeline
+FACTORY = """import sys
+sys.path.insert(0, {root!r})
+from tests.explain.test_export_test_members import pipeline
 
 
 def runner():
@@ -83,27 +84,16 @@ async def test_a_composition_proof_exports_to_a_test_that_passes_offline_and_fai
     run = await seq.run(QUESTION, seed=7)
     report = await localize_context_bug(seq, run=run, outcome_changed=_flipped, progress=False)
     proof = await freeze_proof(report, run, outcome_changed=_flipped)
-    (tmp_path / "factory_mod.py").write_text(FACTORY)
+    (tmp_path / "factory_mod.py").write_text(FACTORY.format(root=str(Path(__file__).parents[2])))
     export_test(proof, tmp_path / "test_proof.py", factory="factory_mod:runner")
-    root = Path(__file__).parents[2]
-
-    def pytest_in(folder: Path) -> str:
-        done = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", str(folder)],
-            cwd=folder,
-            capture_output=True,
-            text=True,
-            timeout=600,
-            env={"PYTHONPATH": f"{folder}:{root}:{root / 'src'}", "PATH": "/usr/bin:/bin"},
-        )
-        return done.stdout.strip().splitlines()[-1]
-
-    assert pytest_in(tmp_path).startswith("2 passed")
+    passed, failed, log = _pytest(tmp_path)
+    assert (passed, failed) == (2, 0), log
     mutated = proof.model_copy(deep=True)  # the culprit changed back in: its removal no longer flips
     mutated.culprit_sets[0].answer_without = WRONG
     (tmp_path / "test_proof.py").unlink()
     export_test(mutated, tmp_path / "test_mutated.py", factory="factory_mod:runner")
-    assert pytest_in(tmp_path).startswith("1 failed, 1 passed")
+    passed, failed, log = _pytest(tmp_path)
+    assert (passed, failed) == (1, 1), log
 
 
 async def test_every_leg_of_a_pause_chain_replays_to_where_it_ended() -> None:

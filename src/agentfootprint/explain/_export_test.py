@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from agentfootprint._sync import run_sync
 from agentfootprint.errors import AgentFootprintError, validation_field
+from agentfootprint.explain._fork import answered_in_order
 from agentfootprint.explain._replay import RecordedMemoryView, ReplayCache, RerunWorld, rerun_agent
 from agentfootprint.explain._runs import final_answer_commit
 from agentfootprint.explain._targets import as_target
@@ -242,7 +243,7 @@ async def replay_proof(
     if proof.input.history:
         kwargs["continue_from"] = {"run_id": "replay", "history": proof.input.history}
     result = await clone.run(proof.input.message, **kwargs)
-    answers = _answered_in_order(proof.recording.snapshot)
+    answers = answered_in_order(proof.recording.snapshot)
     while result.paused and answers:  # each pause the recorded chain resumed, answered as the person did
         checkpoint = result.checkpoint or {}
         call_id, answer = answers.pop(0)
@@ -286,18 +287,6 @@ def _input_of_recording(rec: Recording) -> ProofInput:
         identity={k: v for k, v in (identity or {}).items() if v is not None} or None,
         seed=seed if isinstance(seed, int) else None,
     )
-
-
-def _answered_in_order(snap: FlowSnapshot) -> list[tuple[str, Any]]:
-    """A person's recorded answers in the order the chain resumed them, each with the tool call it answered."""
-    out: list[tuple[str, Any]] = []
-    for c in snap.commit_log:
-        for w in c.writes if c.stage_id == "tool-calls" and c.applied else ():
-            if w.path == "tool_results" and isinstance(w.value, list | tuple):
-                for r in w.value:
-                    if isinstance(r, Mapping) and r.get("answered_by") == "human":
-                        out.append((str(r.get("call_id")), thaw(r.get("content"))))
-    return out
 
 
 def _check_replayable(snap: FlowSnapshot) -> None:
@@ -378,7 +367,7 @@ async def freeze_proof(
         raise ExportTestError("replay needs an Agent or a composition", code="ERR_EXPORT_AGENT")
     recording = recording_of(run)
     _check_replayable(recording.snapshot)
-    if _status(recording.snapshot) == "paused" or _answered_in_order(recording.snapshot):
+    if _status(recording.snapshot) == "paused" or answered_in_order(recording.snapshot):
         raise ExportTestError(
             "a localization's reruns do not resume pauses, so a paused or resumed run's culprits cannot be frozen; "
             "export its recording instead (its answer, held offline)",

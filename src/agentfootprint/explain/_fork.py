@@ -219,17 +219,23 @@ def _recorded_clock(snap: FlowSnapshot) -> dict[str, Any] | None:
     return given
 
 
-def _answers(snap: FlowSnapshot, namespaces: frozenset[str] | None = None) -> dict[str, Any]:
-    """Tool call id → a person's recorded answer, for every pause a later leg of the chain resumed."""
-    out: dict[str, Any] = {}
+def answered_in_order(snap: FlowSnapshot, namespaces: frozenset[str] | None = None) -> list[tuple[str, Any]]:
+    """A person's recorded answers in the order the chain resumed them, each with the tool call it answered (call
+    ids repeat across a composition's members: the order is what matches a pause to its answer)."""
+    out: list[tuple[str, Any]] = []
     for c in snap.commit_log:
         mine = c.stage_id == "tool-calls" and c.applied and (namespaces is None or c.namespace in namespaces)
         for w in c.writes if mine else ():
             if w.path == "tool_results" and isinstance(w.value, list | tuple):
                 for r in w.value:
                     if isinstance(r, Mapping) and r.get("answered_by") == "human":
-                        out[str(r.get("call_id"))] = thaw(r.get("content"))
+                        out.append((str(r.get("call_id")), thaw(r.get("content"))))
     return out
+
+
+def _answers(snap: FlowSnapshot, namespaces: frozenset[str] | None = None) -> dict[str, Any]:
+    """Tool call id → a person's recorded answer, for every pause a later leg of the chain resumed."""
+    return dict(answered_in_order(snap, namespaces))
 
 
 # -- the checks ------------------------------------------------------------------------------------------------------

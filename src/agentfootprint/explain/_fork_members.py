@@ -19,6 +19,7 @@ from agentfootprint.explain._fork import (
     _Leg,
     _run_kwargs,
     _tool_records,
+    answered_in_order,
 )
 from agentfootprint.explain._runs import WhatIfError
 from agentfootprint.flow import Commit, FlowChart, FlowSnapshot, thaw
@@ -111,19 +112,6 @@ def _namespaces_by_agent(snap: FlowSnapshot, mounts: list[MountedAgent]) -> dict
     return {k: frozenset(v) for k, v in out.items()}
 
 
-def _answered_in_order(snap: FlowSnapshot) -> list[tuple[str, Any]]:
-    """A person's recorded answers in the order the chain resumed them, each with the tool call it answered (call
-    ids repeat across members, so the order is what matches a pause to its answer)."""
-    out: list[tuple[str, Any]] = []
-    for c in snap.commit_log:
-        for w in c.writes if c.stage_id == "tool-calls" and c.applied else ():
-            if w.path == "tool_results" and isinstance(w.value, list | tuple):
-                for r in w.value:
-                    if isinstance(r, Mapping) and r.get("answered_by") == "human":
-                        out.append((str(r.get("call_id")), thaw(r.get("content"))))
-    return out
-
-
 def _check_declared_tools(agent: Any, offered: Sequence[str]) -> None:
     """Refuse a member that no longer declares a tool its first recorded call offered, or declares them in
     another order (tools a skill opens later are checked when their call is replayed)."""
@@ -168,7 +156,7 @@ async def fork_members(
         from agentfootprint.agent import UnknownSourceError
 
         raise UnknownSourceError("no member has a context source or tool by that id")
-    resumed = _answered_in_order(snap)
+    resumed = answered_in_order(snap)
     run_input = run_input or _input_of(snap)
     cursors: list[tuple[_Cursor, bool]] = []
     forked: dict[int, Any] = {}
