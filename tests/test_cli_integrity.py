@@ -52,3 +52,22 @@ def test_a_missing_or_broken_file_is_a_one_line_refusal(tmp_path: Path) -> None:
     broken.write_text('{"snapshot": {"run_id": 1, "secret": "hunter2"}}')
     code, out, err = cli("errors", str(broken))
     assert code == 2 and err.startswith("error [ERR_INVALID_RECORDING]: ") and "hunter2" not in err
+
+
+async def test_a_composed_runs_invariant_violation_is_listed_from_its_recording(tmp_path: Path) -> None:
+    from agentfootprint import Agent
+    from agentfootprint.compose import Sequence
+    from agentfootprint.providers import mock
+
+    def cites(view: object) -> bool:
+        return "[" in getattr(view, "answer", "")
+
+    writer = Agent.create(provider=mock(reply="Shipped."), model="m", name="writer").invariants({"cites": cites})
+    checker = Agent.create(provider=mock(reply="Shipped [orders]."), model="m", name="checker")
+    pipeline = Sequence.create("s").step("draft", writer.build()).step("check", checker.build()).build()
+    path = save_recording(await pipeline.run("go"), tmp_path / "composed.json")
+    code, out, _ = cli("errors", str(path), "--json", "--strict")
+    rows = json.loads(out)
+    assert code == 1 and [(r["kind"], r["stage_id"], r["source_id"]) for r in rows] == [
+        ("invariant-violation", "draft#10", "cites")
+    ]
