@@ -236,3 +236,32 @@ def test_contains_and_unevaluated_items_on_a_large_array_report_at_most_max_issu
     assert issues[0].problem == "array has fewer than 4 items matching string or any value"
     assert [i.path for i in issues[1:4]] == ["[0]", "[1]", "[2]"]
     assert {i.problem for i in issues[1:]} == {"unexpected item (not evaluated by the schema)"}
+
+
+async def test_an_agent_refuses_a_call_that_only_a_2020_12_keyword_forbids_and_runs_the_fixed_one() -> None:
+    from agentfootprint import Agent
+    from agentfootprint.providers import mock
+    from agentfootprint.tools import Tool, ToolContext
+
+    ran: list[dict[str, Any]] = []
+
+    async def pay(args: dict[str, Any], ctx: ToolContext) -> str:
+        ran.append(args)
+        return "paid"
+
+    schema = {
+        "type": "object",
+        "properties": {"card": {"type": "string"}, "cvv": {"type": "string"}},
+        "dependentRequired": {"card": ["cvv"]},
+        "unevaluatedProperties": False,
+    }
+    calls = [{"card": "4111"}, {"card": "4111", "cvv": "123", "note": "x"}, {"card": "4111", "cvv": "123"}]
+    replies: list[Any] = [{"tool_calls": [{"id": f"c{i}", "name": "pay", "args": a}]} for i, a in enumerate(calls)]
+    tool = Tool(name="pay", description="Pay by card.", input_schema=schema, execute=pay)
+    agent = Agent.create(provider=mock(replies=[*replies, "done"])).tool(tool).build()
+    assert (await agent.run("pay")).answer == "done"
+    results = agent.last_snapshot().state["tool_results"]  # type: ignore[union-attr]
+    assert [r.get("error_code") for r in results] == ["ERR_INVALID_TOOL_ARGS", "ERR_INVALID_TOOL_ARGS", None]
+    assert '- cvv: required property is missing (required when "card" is present)' in results[0]["content"]
+    assert "- note: unexpected property (not evaluated by the schema)" in results[1]["content"]
+    assert ran == [calls[2]] and "4111" not in results[0]["content"] + results[1]["content"]

@@ -37,6 +37,7 @@ __all__ = ["DEFAULT_TIMEOUT_S", "MCPToolProvider", "mcp_http", "mcp_stdio", "res
 
 DEFAULT_TIMEOUT_S = 60.0
 _LIST_CHANGED = "notifications/tools/list_changed"
+_LISTEN_ACK_S = 10.0
 _GONE = ("ClosedResourceError", "BrokenResourceError", "EndOfStream", "BrokenPipeError", "ConnectionResetError")
 
 
@@ -119,7 +120,8 @@ class MCPToolProvider:
                     listening = asyncio.Event()
                     watcher = asyncio.get_running_loop().create_task(self._watch(client, listening))
                     try:
-                        await listening.wait()
+                        with contextlib.suppress(TimeoutError):  # a server slow to acknowledge still connects
+                            await asyncio.wait_for(listening.wait(), min(self._timeout / 2, _LISTEN_ACK_S))
                         if not ready.done():
                             ready.set_result(client)
                         await stop.wait()
