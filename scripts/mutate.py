@@ -2,6 +2,7 @@
 
     python scripts/mutate.py agentfootprint.flow.scope [more modules] [--sample 60] [--seed 25] [--tests ...] [--all]
         [--deselect TEST_ID ...] [--timeout 120]
+    make mutate MODULE=agentfootprint.hosting.identity MUTATE_TESTS="tests/hosting/test_identity_pinned.py ..."
 
 The module's mutants are listed, a seeded sample is drawn, and mutmut runs the tests (by default the package's own,
 ``tests/<package>``) against each one in a scratch copy under ``.mutate/`` (git-ignored). Survivors that are known to
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import functools
+import hashlib
 import json
 import os
 import random
@@ -148,6 +150,20 @@ def prepare(work: Path, paths: list[Path], tests: list[str], seed: int, timeout:
     (work / "conftest.py").write_text("import sys\n\nsys.setrecursionlimit(max(sys.getrecursionlimit(), 4000))\n")
 
 
+def claim(work: Path) -> None:
+    """Refuse to start while another live run uses ``work`` (preparing it would delete that run's copy)."""
+    lock = work.with_name(work.name + ".pid")
+    try:
+        os.kill(int(lock.read_text()), 0)
+    except (FileNotFoundError, ValueError, ProcessLookupError):
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        lock.write_text(str(os.getpid()))
+        return
+    except PermissionError:
+        pass
+    sys.exit(f"another run is using {work} (pid in {lock})")
+
+
 def results(work: Path, path: Path) -> dict[str, str]:
     from mutmut.stats import status_by_exit_code
 
@@ -161,12 +177,17 @@ def main() -> int:
     parser.add_argument("--sample", type=int, default=60, help="mutants drawn per module (default 60)")
     parser.add_argument("--seed", type=int, default=25, help="sampling seed (default 25)")
     parser.add_argument("--all", action="store_true", help="every mutant, no sampling")
-    parser.add_argument("--tests", nargs="+", help="test paths to run (default: the packages' tests)")
+    parser.add_argument(
+        "--tests",
+        nargs="+",
+        default=os.environ.get("MUTATE_TESTS", "").split() or None,
+        help="test paths to run (default: $MUTATE_TESTS, else the packages' tests)",
+    )
     parser.add_argument(
         "--deselect",
         nargs="+",
-        default=[],
-        help="test ids left out (e.g. ones that start a server process: it would import the trampolined sources)",
+        default=os.environ.get("MUTATE_DESELECT", "").split(),
+        help="test ids left out, e.g. ones starting a server process on the trampolined sources ($MUTATE_DESELECT)",
     )
     parser.add_argument(
         "--timeout", type=float, default=120.0, help="seconds a mutant's tests may run beyond 3x their time (120)"
@@ -190,6 +211,10 @@ def main() -> int:
     print(f"tests: {' '.join(tests)}", flush=True)
 
     work = SCRATCH / (dotted(paths[0]) if len(paths) == 1 else f"{dotted(paths[0])}+{len(paths) - 1}")
+    if args.tests or args.deselect:  # its own scratch copy, so runs of one module with other tests can run at once
+        chosen_tests = json.dumps([tests, args.deselect]).encode()
+        work = work.with_name(f"{work.name}-{hashlib.sha256(chosen_tests).hexdigest()[:8]}")
+    claim(work)
     prepare(work, paths, tests, args.seed, args.timeout, args.deselect)
     mutmut = Path(sys.executable).with_name("mutmut")
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
