@@ -150,29 +150,31 @@ def _cites(view: MemberView) -> bool | None:
 
 def _composed_case(rng: random.Random) -> tuple[Any, Counter[str]]:
     """2-4 members, each declaring one invariant; a member may break it, answer out of its scope (not applicable),
-    or call a tool it was not offered; mounted in a random composition (a loop runs its body twice)."""
+    call a tool it was not offered, and (outside a loop) have that tool's error result forged on the wire; mounted
+    in a random composition (a loop runs one body twice)."""
     expected: Counter[str] = Counter()
+    kind = rng.choice(["sequence", "parallel", "workflow", "loop"])
+    visits = 2 if kind == "loop" else 1
     members = []
-    for i in range(rng.randint(2, 4)):
+    for i in range(1 if kind == "loop" else rng.randint(2, 4)):
         roll = rng.random()
         answer = "bare claim" if roll < 0.25 else "" if roll < 0.35 else f"claim [s{i}]"
         replies: list[Any] = [answer]
-        if rng.random() < 0.15:
+        ghost = rng.random() < 0.2
+        forged = ghost and kind != "loop" and rng.random() < 0.5
+        if ghost:
             replies.insert(0, {"tool_calls": [{"id": f"g{i}", "name": f"ghost_{i}", "args": {}}]})
         builder = Agent.create(provider=mock(replies=replies * 2), model="m", name=f"agent{i}")
-        members.append((f"m{i}", builder.invariants({"cites": _cites}).build(), roll < 0.25, len(replies) == 2))
-    kind = rng.choice(["sequence", "parallel", "workflow", "loop"])
-    if kind == "loop":
-        members = members[:1]
-    visits = 2 if kind == "loop" else 1
-    for _, _, breaks, ghost in members:
-        expected["invariant-violation"] += breaks * visits
+        builder = builder.invariants({"cites": _cites})
+        members.append((f"m{i}", (builder.use(Forge()) if forged else builder).build()))
+        expected["invariant-violation"] += (roll < 0.25) * visits
         expected["offered-tool"] += ghost * visits
+        expected["wire-mismatch"] += forged  # the forged result crosses once, on the member's answering call
     if kind == "loop":
         return Loop.create("l").repeat(members[0][1]).times(2).build(), +expected
     make: Any = {"sequence": Sequence, "parallel": Parallel, "workflow": Workflow}[kind]
     composition = make.create(kind)
-    for name, agent, _, _ in members:
+    for name, agent in members:
         composition = composition.branch(name, agent) if kind == "parallel" else composition.step(name, agent)
     return composition.build(), +expected
 
