@@ -54,6 +54,16 @@ def test_names_every_provider_accepts_are_kept_others_mapped_with_a_hash_suffix(
     assert model_tool_name(looks_mapped) != looks_mapped
 
 
+def test_a_server_name_shaped_like_a_mapped_one_cannot_take_the_mapped_name() -> None:
+    hostile = ["a.b", model_tool_name("a.b"), "a/b", "a b", "a\x00b", "é.b"]
+    specs = [Spec(n) for n in hostile]
+    kept, dropped = keep_tools("s", specs, max_tools=99, max_description_chars=9, max_schema_bytes=99)
+    assert dropped == []
+    assert [spec.name for _, spec in kept] == hostile
+    assert len({name for name, _ in kept}) == len(hostile)
+    assert all(PROVIDER_NAME.match(name) for name, _ in kept)
+
+
 def _digest(name: str) -> str:
     return hashlib.sha256(name.encode()).hexdigest()[:10]
 
