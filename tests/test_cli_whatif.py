@@ -129,3 +129,45 @@ def test_export_dataset_writes_one_line_per_run_from_json_and_sqlite(tmp_path: P
     assert code == 2 and err.startswith("error [ERR_INVALID_RECORDING]")
     code, _, err = cli("export-dataset", str(one), "-o", str(tmp_path / "no" / "x.jsonl"))
     assert code == 2 and "cannot write the dataset" in err
+
+
+CHAIN_MODULE = """
+import sys
+sys.path.insert(0, {root!r})
+from tests.explain.test_export_test_members import pipeline
+from tests.explain.test_fork import ASK, World
+
+
+def runner():
+    return pipeline()
+
+
+def asking():
+    world = World(["t0", ASK, "t0"], ["t0"], [])
+    return world.agent()
+"""
+
+
+def test_a_composition_run_and_a_resumed_run_export_to_tests_that_pass_offline(case: Path) -> None:
+    (case / "chain_mod.py").write_text(CHAIN_MODULE.format(root=str(Path(__file__).parents[1])))
+    sys.path.insert(0, str(case))
+    try:
+        import chain_mod
+    finally:
+        sys.path.remove(str(case))
+        sys.modules.pop("chain_mod", None)
+    piped = chain_mod.runner().run_sync(QUESTION, seed=7)
+    agent = chain_mod.asking()
+    paused = agent.run_sync("go", seed=7)
+    resumed = agent.resume_sync(paused.checkpoint or {}, "yes")
+    assert (piped.answer, paused.status, resumed.status) == (WRONG, "paused", "completed")
+    for name, run, factory in (
+        ("piped", piped, "chain_mod:runner"),
+        ("paused", paused, "chain_mod:asking"),
+        ("resumed", resumed, "chain_mod:asking"),
+    ):
+        saved = save_recording(run, case / f"{name}.json")
+        code, _, err = cli("export-test", str(saved), "-o", str(case / f"test_{name}.py"), "--agent", factory)
+        assert (code, err) == (0, "")
+    rc, log = _pytest(case)
+    assert rc == 0 and "3 passed" in log, log
