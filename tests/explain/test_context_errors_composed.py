@@ -326,3 +326,22 @@ async def test_property_one_finding_per_false_verdict(verdicts: list[bool | None
     assert [r["disposition"] for r in mount_dispositions(result)] == [
         "not-applicable" if v is None else "ran" for v in verdicts
     ]
+
+
+def test_dev_posture_fails_a_run_whose_invariant_checker_missed_its_canary(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentfootprint.extensions import integrity as ledger
+    from agentfootprint.extensions.integrity import CheckerDeadError
+
+    def build() -> Agent:
+        return (
+            Agent.create(provider=mock(reply="x [a]"), model="m")
+            .invariants({"cites": cites})
+            .integrity(integrity_posture="dev")
+            .build()
+        )
+
+    assert build().run_sync("go").answer == "x [a]"  # clean control: the canary is caught
+    monkeypatch.setattr(ledger, "check_mount", lambda *a: {"member": "m", "at": None, "rows": [], "findings": []})
+    with pytest.raises(CheckerDeadError) as err:
+        build().run_sync("go")
+    assert err.value.check == "invariants" and err.value.code == "ERR_CHECKER_DEAD"

@@ -5,7 +5,8 @@ check_column_types=, external_grounds=)``. Checks never block: a defect is an ``
 a row under ``integrity_findings``. Every leg of a run (``run`` and ``resume``) files ONE
 ``agentfootprint.integrity.disposition`` event (when listened to; it never throws) with one row per check:
 ``checked``, ``findings``, ``not_applicable``. A check whose option is off files a ``not-armed`` row rather than
-nothing. ``integrity_posture="dev"`` adds a run-start canary (each armed check must catch its own synthetic defect)
+nothing. ``.invariants({...})`` are checked where a composition mounts the agent (``agent._invariants``).
+``integrity_posture="dev"`` adds a run-start canary (each armed check must catch its own synthetic defect)
 and fails a finished run whose armed checks demonstrably never ran with ``CheckerDeadError``.
 """
 
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from agentfootprint.agent import CallModel, CallTool, Extension, RunContext, RunOutcome, ToolCallRequest
-from agentfootprint.agent._invariants import Invariant, declared_invariants
+from agentfootprint.agent._invariants import Invariant, check_mount, declared_invariants
 from agentfootprint.agent.errors import AgentBuildError
 from agentfootprint.errors import AgentFootprintError
 from agentfootprint.events import types as ev
@@ -42,7 +43,7 @@ __all__ = [
 
 FINDINGS_KEY = "integrity_findings"
 LEDGER_KEY = "integrity_ledger"
-"""Recorded in the final stage: the checks the ledger declares, its rows so far, and the invariants it declares."""
+"""Recorded in the final stage (text): the checks the ledger declares, a line per check, the invariants it declares."""
 _EMPTY = {"", "[]", "{}", "null", '""', "none"}
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,63}$")
 _QUOTED = re.compile(r'"([^"\n]{1,200})"')
@@ -256,6 +257,8 @@ class Integrity(Extension):
             raise CheckerDeadError("unsupported-claim", "missed its canary")
         if self.maps is not None and unmapped_tools(("a", "b"), {"b"}) != ["a"]:
             raise CheckerDeadError("unmapped-conclusion", "missed its canary")
+        if self.invariants and not check_mount("canary", "canary", {"broken": lambda view: False}, {})["findings"]:
+            raise CheckerDeadError("invariants", "missed its canary")
 
     async def after_run(self, ctx: RunContext, outcome: RunOutcome) -> None:
         self._file(ctx, outcome.status)
