@@ -391,3 +391,19 @@ def test_adversarial_composition_forks_are_all_refused(data: st.DataObject, plan
         assert sum(w.model_calls + w.tool_runs for w in worlds) == 0
 
     asyncio.run(go())
+
+
+async def test_a_leg_of_another_composition_run_is_refused() -> None:
+    world = World(["t0", ASK], ["t0"], [])
+    seq, _, _ = pipeline(world)
+    one, two = await record(seq, "one"), await record(seq, "two")
+    at = model_calls(one[-1])[0][0]
+    for chain in ([one[0], two[1]], [two[0], one[1]], [one[1], one[0]]):
+        world.reset()
+        with pytest.raises(ForkMismatchError) as err:
+            await fork(chain, seq, at=at)
+        assert err.value.field == "leg"
+        assert (world.model_calls, world.tool_runs) == (0, 0)
+    world.reset()
+    whole = await fork(one, seq, at=model_calls(one[-1])[-1][0])  # the chain as recorded forks
+    assert whole.answer == one[-1].answer and world.model_calls == 1
