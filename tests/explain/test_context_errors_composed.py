@@ -345,3 +345,28 @@ def test_dev_posture_fails_a_run_whose_invariant_checker_missed_its_canary(monke
     with pytest.raises(CheckerDeadError) as err:
         build().run_sync("go")
     assert err.value.check == "invariants" and err.value.code == "ERR_CHECKER_DEAD"
+
+
+async def test_one_agent_mounted_on_many_branches_has_no_false_wire_findings() -> None:
+    """A tree of thoughts mounts one thinker on every branch (one member run across namespaces): its wire rows
+    rebuild without a false finding, and each branch's mount checks the invariant."""
+    from agentfootprint.compose import tree_of_thoughts
+
+    look = define_tool(
+        name="look", description="L.", input_schema={"type": "object", "properties": {}}, execute=lambda a: "seen"
+    )
+    count = {"n": 0}
+
+    def respond(request: Any) -> Any:
+        count["n"] += 1
+        if not any(m.role == "tool" for m in request.messages):
+            return {"tool_calls": [{"id": f"c{count['n']}", "name": "look", "args": {}}]}
+        return f"thought {count['n']}" + (" [src]" if count["n"] % 3 else "")
+
+    thinker = (
+        Agent.create(provider=mock(respond=respond), model="m", name="thinker").tool(look).invariants({"cites": cites})
+    )
+    result = await tree_of_thoughts(thinker.build(), depth=2, branching=3, score=len).run("solve")
+    body = json.loads(recording_of(result).model_dump_json())
+    assert find_context_errors(body).kinds() == ["invariant-violation"] * 2
+    assert [row["findings"] for row in mount_dispositions(result)] == [0, 0, 1, 0, 0, 1]
