@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -156,4 +157,47 @@ def test_without_an_agent_the_page_says_it_cannot_prove(
         assert "a recording alone cannot prove a culprit" in notice.inner_text()
         assert "--agent module:factory" in notice.inner_text()
         assert page.locator("#start-prove").count() == 0
+    assert page.problems == []
+
+
+def test_the_demo_recording_served_by_ui_proves_its_culprit_from_the_page(
+    tmp_path: Path, page: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``agentfootprint demo --save run.json && agentfootprint ui run.json --agent ...``: the page the command
+    serves opens the demo's run and proves its planted culprit by reruns started from the page."""
+    import uvicorn
+    from typer.testing import CliRunner
+
+    from agentfootprint.cli import app as cli
+
+    served: dict[str, Any] = {}
+    monkeypatch.setattr(uvicorn, "run", lambda application, **kw: served.update(app=application, **kw))
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+
+    def commands() -> tuple[Any, Any]:  # in a thread of its own: Playwright holds a running loop in this one
+        demo = runner.invoke(cli(), ["demo", "--save", "run.json", "-o", "report.html"])
+        return demo, runner.invoke(cli(), ["ui", "run.json", "--agent", "agentfootprint._flagship:refunds_agent"])
+
+    with ThreadPoolExecutor(1) as pool:
+        demo, ui = pool.submit(commands).result()
+    assert demo.exit_code == 0, demo.output
+    assert ui.exit_code == 0, ui.output
+    with serving(served["app"]) as base:
+        page.goto(base + "/")
+        row = page.locator("tr.run")
+        expect(row).to_have_count(1)
+        row.first.focus()
+        page.keyboard.press("Enter")
+        page.locator("#question").wait_for()
+        assert page.locator("#question").inner_text() == QUESTION
+        assert "APPROVED" in page.locator("#answer").inner_text()
+        page.fill("#keyword", "APPROVED")
+        page.click("#start-prove")
+        page.locator("#culprits tr[data-set='vip-override-fact'] td.confirmed").wait_for(timeout=60_000)
+        assert page.locator("#prove-state b").inner_text() == "done"
+        confirmed = page.locator("#verdicts tr:has(td.confirmed)").evaluate_all(
+            "rows => rows.map(r => r.dataset.source)"
+        )
+        assert confirmed == ["vip-override-fact"]
     assert page.problems == []
