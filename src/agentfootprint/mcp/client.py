@@ -173,6 +173,8 @@ class MCPToolProvider:
     async def list(self, ctx: ProviderContext) -> Sequence[Tool]:
         """The server's tools; listed once per run (and again after a list-changed notification)."""
         cached = self._listed
+        if cached is not None:
+            await asyncio.sleep(0)  # let a change event that arrived with the last result mark the list first
         if cached is not None and cached[0] == ctx.run_id and not self._dirty:
             return cached[1]
         tools = await self.list_tools()
