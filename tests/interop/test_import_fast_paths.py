@@ -155,3 +155,51 @@ def test_the_collector_is_left_as_it_was_after_an_import_or_a_refusal(was_on: bo
         assert gc.isenabled() is was_on
     finally:
         gc.enable()
+
+
+def oi_loop(names: list[str], late: list[bool]) -> tuple[dict[str, Any], list[tuple[str, str, int, int]]]:
+    """An OpenInference agent loop whose tool spans carry no call id; a ``late`` tool span ends after the next call
+    starts. Returns the trace and its tool spans as (span id, name, start, end)."""
+    spans: list[dict[str, Any]] = []
+    tools: list[tuple[str, str, int, int]] = []
+    history: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
+
+    def add(attrs: dict[str, Any], start: int, end: int) -> str:
+        sid = f"{len(spans) + 1:016x}"
+        spans.append({"traceId": "ab" * 16, "spanId": sid, "name": "s", "startTimeUnixNano": str(start),
+                      "endTimeUnixNano": str(end),
+                      "attributes": [{"key": k, "value": {"stringValue": v}} for k, v in attrs.items()]})  # fmt: skip
+        return sid
+
+    clock = 0
+    for n, (name, is_late) in enumerate(zip(names, late, strict=True)):
+        ask = {"role": "assistant", "content": "", "tool_calls.0.tool_call.id": f"c{n}",
+               "tool_calls.0.tool_call.function.name": name}  # fmt: skip
+        add(oi_attrs(history), clock, clock + 1)
+        end = clock + (25 if is_late else 5)
+        tools.append((add({"openinference.span.kind": "TOOL", "tool.name": name, "output.value": f"r{n}"}, clock + 2,
+                          end), name, clock + 2, end))  # fmt: skip
+        history = [*history, ask, {"role": "tool", "content": f"r{n}", "tool_call_id": f"c{n}"}]
+        clock += 10
+    add(oi_attrs(history), clock, clock + 1)
+    return {"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}, tools
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", "c"]), st.booleans()), min_size=1, max_size=8))
+def test_tool_spans_without_ids_are_matched_as_the_plain_scan_matches_them(plan: list[tuple[str, bool]]) -> None:
+    doc, tools = oi_loop([n for n, _ in plan], [late for _, late in plan])
+    rec = import_trace(doc)
+    calls = [c for c in rec.snapshot.commit_log if c.stage_id == "call-llm"]
+    got = [c.runtime_stage_id for c in rec.snapshot.commit_log if c.stage_id == "tool-calls"]
+    taken: set[str] = set()
+    want = []
+    for k, (name, _) in enumerate(plan):  # the reference: the first untaken span of that tool ended by the next call
+        start = int(next(s["startTimeUnixNano"] for s in doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+                         if s["spanId"] == calls[k + 1].runtime_stage_id))  # fmt: skip
+        hit = next((sid for sid, n, _, end in tools if n == name and end <= start and sid not in taken), None)
+        want.append(hit or got[k])  # no span fits: the commit is named by its position instead
+        if hit:
+            taken.add(hit)
+    assert got == want
+    assert all(r.startswith("tool-results#") for r, w in zip(got, want, strict=True) if r not in {t[0] for t in tools})

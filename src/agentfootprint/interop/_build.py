@@ -8,6 +8,7 @@ import operator
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any, Literal
 
 from agentfootprint.explain.recording import Recording
@@ -184,6 +185,10 @@ class _Builder:
         self.tools: list[ToolRun] = [read_tool(s) for s in self.spans if kinds[s.span_id] == "tool"]
         self.tool_by_id = {t.call_id: t for t in reversed(self.tools) if t.call_id}
         tool_spans = {t.span.span_id: t for t in self.tools}
+        self.runs_by_name: dict[str, list[tuple[int, ToolRun]]] = {}
+        for n, t in enumerate(self.tools):
+            self.runs_by_name.setdefault(t.name, []).append((n, t))
+        self.first_free: dict[str, int] = {}
         delegated = {a: _delegated(self.by_id[a], self.by_id, agents, tool_spans) for a in agents}
         self.delegations: dict[str, tuple[str, list[LLMCall]]] = {}
         """Tool call id -> the agent that tool ran (a delegation) and that agent's model calls."""
@@ -263,19 +268,34 @@ class _Builder:
     def _args_of(self, call_id: str) -> Any:
         return self.tool_args.get(call_id, {})
 
+    def _free_run(self, called: set[Any], before: int) -> ToolRun | None:
+        """The earliest tool span (in trace order) of a called tool that ended by ``before`` and that no commit has
+        taken yet (tool spans without a call id); each name's taken prefix is skipped once, not rescanned."""
+        taken = self.log.ids
+        best: tuple[int, ToolRun] | None = None
+        for name in called:
+            runs = self.runs_by_name.get(name, [])
+            k = self.first_free.get(name, 0)
+            while k < len(runs) and runs[k][1].span.span_id in taken:
+                k += 1
+            self.first_free[name] = k
+            free = (r for r in islice(runs, k, None) if r[1].span.end <= before and r[1].span.span_id not in taken)
+            hit = next(free, None)
+            if hit is not None and (best is None or hit[0] < best[0]):
+                best = hit
+        return best[1] if best is not None else None
+
     def _tool_commit(self, messages: list[dict[str, Any]], at: Span) -> None:
         ids = [str(m.get("tool_call_id")) for m in messages if m["role"] == "tool"]
         ids += [str(tc.get("id")) for m in messages for tc in m.get("tool_calls") or []]
         runs = [self.tool_by_id[i] for i in ids if i in self.tool_by_id]
-        if not runs:
-            called = {m.get("tool_name") for m in messages}
-            runs = [t for t in self.tools if t.name in called and t.span.end <= at.start]
         requester = next((self.asked[i] for i in ids if i in self.asked), None)
         delegated = {f"delegated:{i}": d for i in dict.fromkeys(ids) if (d := self._delegate(i)) is not None}
         taken = self.log.ids
-        rid = next(
-            (t.span.span_id for t in runs if t.span.span_id not in taken), f"tool-results#{len(self.log.commits)}"
-        )
+        run = next((t for t in runs if t.span.span_id not in taken), None)
+        if not runs:
+            run = self._free_run({m.get("tool_name") for m in messages}, at.start)
+        rid = run.span.span_id if run is not None else f"tool-results#{len(self.log.commits)}"
         names = ", ".join(dict.fromkeys(str(m.get("tool_name")) for m in messages if m["role"] == "tool"))
         writes = [_append("history", messages)]
         records = self._new_results(messages)
