@@ -7,9 +7,11 @@ from typing import Any
 
 import pytest
 
+from agentfootprint import Agent, ask_human_typed
 from agentfootprint.agent import _integrity
 from agentfootprint.agent._integrity import check_bounds, check_history
 from agentfootprint.flow import InvalidCheckpointError
+from agentfootprint.providers import LLMRequest, mock
 
 from ._integrity import Effects, ask_agent, roundtrip
 
@@ -220,3 +222,206 @@ def test_a_checkpoint_is_capped_in_json_characters(monkeypatch: pytest.MonkeyPat
         "the checkpoint is larger than 20 characters of JSON",
         "checkpoint",
     )
+
+
+# -- the rest of a paused turn: each part against the others, exact text and field ---------------------------------
+
+
+def _pd(cp: dict[str, Any]) -> dict[str, Any]:
+    data: dict[str, Any] = cp["flow"]["pause_data"]
+    return data
+
+
+def _log(cp: dict[str, Any]) -> list[dict[str, Any]]:
+    log: list[dict[str, Any]] = cp["flow"]["commit_log"]
+    return log
+
+
+def _route(cp: dict[str, Any]) -> dict[str, Any]:
+    return next(c for c in _log(cp) if c["stage_id"] == "route")
+
+
+NOT_PAUSED_THERE = "the run is not paused where an agent pauses (its tool calls)"
+NOT_ITS_LOG = "a commit is not what its stage records"
+NO_BRANCH = "a decision names no branch of its decider"
+
+PAUSE_EDITS: list[tuple[str, Any, str, str]] = [
+    ("run id", lambda cp: cp.update(run_id="x" * 32), "run_id is not the paused flow's run id", "run_id"),
+    ("frame node", lambda cp: cp["flow"]["frames"][0].update(node_id="route"), NOT_PAUSED_THERE, "flow.frames"),
+    (
+        "frame mount",
+        lambda cp: cp["flow"]["frames"][0].update(mount_runtime_stage_id="x#1"),
+        NOT_PAUSED_THERE,
+        "flow.frames",
+    ),
+    ("frame branches", lambda cp: cp["flow"]["frames"][0].update(done_branches=[]), NOT_PAUSED_THERE, "flow.frames"),
+    (
+        "paused stage",
+        lambda cp: cp["flow"].update(paused_runtime_stage_id="tool-calls#1"),
+        "the paused stage is not the last commit of the log",
+        "flow.paused_runtime_stage_id",
+    ),
+    (
+        "pause extra",
+        lambda cp: _pd(cp).update(note="x"),
+        "the pause data holds a field an agent's pause does not have",
+        "flow.pause_data",
+    ),
+    (
+        "pause kind",
+        lambda cp: _pd(cp).update(kind="approve"),
+        "the pause kind is not one an agent makes",
+        "flow.pause_data.kind",
+    ),
+    ("question", lambda cp: _pd(cp).update(question="other"), "question is not the paused flow's", "question"),
+    ("call id", lambda cp: _pd(cp).update(tool_call_id="zz"), "tool_call_id is not the paused flow's", "tool_call_id"),
+    ("tool", lambda cp: _pd(cp).update(tool_name="zz"), "tool_name is not the paused flow's", "tool_name"),
+    (
+        "no run id",
+        lambda cp: cp["flow"]["args"].pop("run_id"),
+        "the flow's run input has no run id",
+        "flow.args.run_id",
+    ),
+    (
+        "long run id",
+        lambda cp: cp["flow"]["args"].update(run_id="r" * 201),
+        "the flow's run input has no run id",
+        "flow.args.run_id",
+    ),
+    ("message", lambda cp: cp["flow"]["args"].update(message=5), "the flow's run input is not an agent's", "flow.args"),
+    (
+        "history",
+        lambda cp: cp["flow"]["args"].update(history="x"),
+        "the flow's run input is not an agent's",
+        "flow.args",
+    ),
+    (
+        "history answers nothing",
+        lambda cp: cp["flow"]["args"].update(
+            history=[{"role": "tool", "content": "x", "tool_call_id": "q", "tool_name": "t"}]
+        ),
+        "a tool message answers a call that was never made",
+        "flow.args.history.0.tool_call_id",
+    ),
+    (
+        "identity",
+        lambda cp: (cp.update(identity={"principal": "m"}), cp["flow"]["args"].update(identity={"principal": "m"})),
+        "identity is not the caller the paused run was for",
+        "identity",
+    ),
+    (
+        "not the next call",
+        lambda cp: (cp.update(tool_call_id="zz"), _pd(cp).update(tool_call_id="zz")),
+        "the paused call is not the model's next call",
+        "tool_call_id",
+    ),
+    (
+        "answer type",
+        lambda cp: _pd(cp).update(answer_schema={"type": "string"}),
+        "the answer type is not the paused tool's",
+        "flow.pause_data.answer_schema",
+    ),
+    (
+        "untyped count",
+        lambda cp: _pd(cp).update(repeat={"count": 0}),
+        "only a typed ask counts its asks",
+        "flow.pause_data.repeat",
+    ),
+    ("request id", lambda cp: _pd(cp).update(request_id="req_x"), "request_id is not the paused call's", "request_id"),
+    (
+        "counter",
+        lambda cp: cp["flow"].update(counter=99),
+        "the runtime-id counter is not the commit log's length",
+        "flow.counter",
+    ),
+    ("chart", lambda cp: cp["flow"].update(chart_id="other"), "the flow is not this agent's loop", "flow.chart_id"),
+    (
+        "writes twice",
+        lambda cp: _log(cp)[0]["writes"].append(dict(_log(cp)[0]["writes"][0])),
+        "a commit writes one key twice",
+        "flow.commit_log.0.writes",
+    ),
+    ("commit kind", lambda cp: _log(cp)[1].update(kind="decider"), NOT_ITS_LOG, "flow.commit_log.1"),
+    ("commit name", lambda cp: _log(cp)[1].update(stage_name="x"), NOT_ITS_LOG, "flow.commit_log.1"),
+    (
+        "visit",
+        lambda cp: _log(cp)[1].update(visit=5),
+        "a commit's runtime id or visit is not the loop's",
+        "flow.commit_log.1.runtime_stage_id",
+    ),
+    (
+        "visits",
+        lambda cp: cp["flow"]["visits"].update(zz=1),
+        "the visit counts are not the commit log's",
+        "flow.visits",
+    ),
+    ("no branch", lambda cp: _route(cp)["decision"].update(chosen=["nope"]), NO_BRANCH, "flow.commit_log.6.decision"),
+    (
+        "two branches",
+        lambda cp: _route(cp)["decision"].update(chosen=["a", "b"]),
+        NO_BRANCH,
+        "flow.commit_log.6.decision",
+    ),
+]
+
+
+@pytest.mark.parametrize(("what", "edit", "message", "field"), PAUSE_EDITS, ids=[e[0] for e in PAUSE_EDITS])
+async def test_a_paused_turn_whose_parts_disagree_is_refused_exactly(
+    what: str, edit: Any, message: str, field: str
+) -> None:
+    err, fx, before = await resumed_after(edit)
+    assert err is not None and (str(err), err.field, type(err)) == (message, field, InvalidCheckpointError)
+    assert fx.model_calls == before and len(fx.lookups) == 1
+
+
+async def test_the_commit_log_is_capped_at_max_commits(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _integrity.MAX_COMMITS == 200_000
+    monkeypatch.setattr(_integrity, "MAX_COMMITS", 8)  # the ask agent's pause holds 8 commits
+    assert (await resumed_after(lambda cp: None))[0] is None
+    monkeypatch.setattr(_integrity, "MAX_COMMITS", 7)
+    err = (await resumed_after(lambda cp: None))[0]
+    assert err is not None and (str(err), err.field) == ("the commit log holds more than 7 commits", "flow.commit_log")
+
+
+def typed_agent(fx: Effects) -> Any:
+    """An agent whose model asks a typed question (an int, two re-asks) at once."""
+
+    def respond(req: LLMRequest) -> Any:
+        fx.model_calls += 1
+        if req.messages[-1].role == "user":
+            return {"tool_calls": [{"id": "n1", "name": "ask_number", "args": {"question": "How many?"}}]}
+        return f"answer: {req.messages[-1].content}"
+
+    ask = ask_human_typed(int, name="ask_number", max_reasks=2)
+    return Agent.create(provider=mock(respond=respond), model="m").tool(ask).build()
+
+
+NOT_A_COUNT = ("the ask count is not a count", "flow.pause_data.repeat")
+BEYOND = ("the ask count is beyond the tool's re-asks", "flow.pause_data.repeat.count")
+
+
+@pytest.mark.parametrize(
+    ("repeat", "expected"),
+    [
+        ({"count": "1"}, NOT_A_COUNT),
+        ({"count": True}, NOT_A_COUNT),
+        ({"count": 0, "x": 1}, NOT_A_COUNT),
+        ({}, NOT_A_COUNT),
+        ([0], NOT_A_COUNT),
+        ({"count": 3}, BEYOND),
+        ({"count": -1}, BEYOND),
+        ({"count": 2}, None),
+        ({"count": 0}, None),
+    ],
+)
+async def test_a_typed_ask_counts_its_asks_within_its_re_asks(repeat: Any, expected: tuple[str, str] | None) -> None:
+    fx = Effects()
+    cp = roundtrip((await typed_agent(fx).run("go")).checkpoint)
+    assert _pd(cp)["answer_schema"] == {"type": "integer"} and _pd(cp)["repeat"] == {"count": 0}
+    _pd(cp)["repeat"] = repeat
+    if expected is None:
+        assert (await typed_agent(fx).resume(cp, 5)).status == "completed"
+        return
+    with pytest.raises(InvalidCheckpointError) as err:
+        await typed_agent(fx).resume(cp, 5)
+    assert (str(err.value), err.value.field) == expected and fx.model_calls == 1
