@@ -8,6 +8,7 @@ import importlib
 import json
 import logging
 import sys
+import time
 from typing import Any
 
 import httpx2
@@ -178,8 +179,6 @@ async def test_claims_at_their_bounds_bind() -> None:
 
 
 async def test_the_leeway_is_the_configured_one() -> None:
-    import time
-
     now = time.time()
     assert await reason(bound(leeway=0), f"Bearer {token(exp=now - 5)}") == "ERR_AGUI_TOKEN_EXPIRED"
     assert await bound(leeway=600)(Req(f"Bearer {token(exp=now - 500)}")) == ALICE
@@ -193,11 +192,12 @@ KIDS = ("k", "kk", "kkk", "kkkk")
 
 def sized(total: int) -> str:
     """A valid token exactly ``total`` characters long (two padding claims fill it: base64 grows 4 per 3 bytes)."""
-    near = (total - len(token(pad=""))) * 3 // 4
+    at = float(int(time.time()))  # one instant: a float clock's digits would move the length between tries
+    near = (total - len(token(now=at, pad=""))) * 3 // 4
     for kid in KIDS:  # the header's length moves the total by other steps than the payload's
         for pad in range(near - 6, near + 6):
             for extra in range(4):
-                candidate = token(kid=kid, pad="p" * pad, q="q" * extra)
+                candidate = token(kid=kid, now=at, pad="p" * pad, q="q" * extra)
                 if len(candidate) == total:
                     return candidate
     raise AssertionError(f"no token of {total} characters")
