@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from difflib import SequenceMatcher
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -124,6 +125,7 @@ def read_tools_file(path: str | Path) -> list[ToolEntry]:
     return read_tools(data)
 
 
+@lru_cache(maxsize=512)  # a pure function of two strings, asked again for the same pair on every tool call
 def description_similarity(a: str, b: str) -> float:
     """How alike two descriptions read: the larger of content-word Jaccard and character sequence ratio (0..1)."""
     ta, tb = set(content_tokens(a)), set(content_tokens(b))
