@@ -177,3 +177,62 @@ def test_exact_binomial_helper_agrees_with_fisher_margins() -> None:
         for b in range(n + 1):
             p = fisher_one_sided(a, n, b, n)
             assert rejects(a, b, n, 0.05, 4) == (a * 2 > n and p <= 0.05 * SPEND[3])
+
+
+def _decoy_confirmer(salt: int, noise: float = 0.3) -> Confirmer:
+    """A culprit and a decoy that does nothing: every request's noise is its own (keyed by what it removes), so
+    removing the culprit alone or with the decoy flips at one rate and the two differ only by chance."""
+
+    async def rerun(seed: int, ignore: Sequence[str]) -> str:
+        tag = f"{salt}|" + ",".join(ignore)
+        if "culprit" in ignore:
+            return "wrong" if _hit(seed, tag, noise) else "right"
+        return "right" if _hit(seed, tag, noise) else "wrong"
+
+    sampler = Sampler(rerun, "wrong", lambda a, b: a != b, concurrency=4, max_reruns=None, on_rerun=lambda: None)
+    return Confirmer(sampler, 0.05, 3, NoiseLog(base_flips=30, base_samples=100))
+
+
+def test_a_non_minimal_set_is_not_confirmed_by_one_lucky_restore_test() -> None:
+    """Planted: on these seeds, at the second look, restoring the decoy happens to flip less (p = 0.0489 for "the
+    decoy is needed") and the set's arm passes Holm for two arms; a restore test at the uncorrected error rate took
+    that as proof and stopped, confirming {culprit, decoy}. Corrected, the set's claim needs p <= 0.025 there, so
+    it goes on sampling, and restoring the decoy turns out to flip as often as the set: not 1-minimal."""
+    confirmer = _decoy_confirmer(723)
+    pair, other = asyncio.run(confirmer.check([frozenset({"culprit", "decoy"}), frozenset({"other"})]))
+    at_second_look = sequential_p(pair.needed_looks["decoy"][:2], pair.weights)
+    assert 0.025 < at_second_look <= 0.05 and sequential_p(pair.looks[:2], pair.weights) <= 0.025
+    restore_decoy = next(r for r in pair.restored if r.ids == frozenset({"culprit"}))
+    assert restore_decoy.verdict == "confirmed"  # with the decoy back, the outcome still flips
+    assert pair.still_flips == [False, True] and pair.samples == pair.n > 50
+    assert pair.claim_p == max([pair.p_value] + [r.p_value or 1.0 for r in pair.restored])
+    assert (pair.verdict, pair.minimal, pair.result().verdict) == ("inconclusive", False, "inconclusive")
+    assert other.verdict == "not-confirmed"
+
+
+def test_a_redundant_pair_is_still_confirmed_and_minimal() -> None:
+    """Either member misleads on its own: removing both flips, restoring either one brings the wrong answer back."""
+
+    async def rerun(seed: int, ignore: Sequence[str]) -> str:
+        fixed = {"a", "b"} <= set(ignore)
+        noisy = _hit(seed, ",".join(ignore), 0.1)
+        return ("right" if fixed else "wrong") if not noisy else ("wrong" if fixed else "right")
+
+    sampler = Sampler(rerun, "wrong", lambda a, b: a != b, concurrency=4, max_reruns=None, on_rerun=lambda: None)
+    confirmer = Confirmer(sampler, 0.05, 3, NoiseLog(base_flips=10, base_samples=100))
+    pair, other = asyncio.run(confirmer.check([frozenset({"a", "b"}), frozenset({"c"})]))
+    assert (pair.verdict, pair.minimal, pair.corrected) == ("confirmed", True, True)
+    assert pair.claim_p <= 0.05 / 2 and other.verdict == "not-confirmed"
+
+
+@settings(max_examples=25, deadline=None)
+@given(salt=st.integers(0, 10**6))
+def test_a_decoy_never_rides_along_when_the_family_corrects_for_it(salt: int) -> None:
+    """Whatever the seeds, a set with a decoy is confirmed only if its claim (arm and every restore test) passes
+    Holm over the arms judged: never on a restore test that only the uncorrected error rate accepts."""
+    confirmer = _decoy_confirmer(salt, 0.2)
+    checks = asyncio.run(confirmer.check([frozenset({"culprit", "decoy"}), frozenset({"x"}), frozenset({"y"})]))
+    pair = checks[0]
+    if pair.verdict == "confirmed":
+        ranked = sorted(c.claim_p for c in checks)
+        assert pair.claim_p <= 0.05 / (3 - ranked.index(pair.claim_p))

@@ -56,14 +56,31 @@ class Check:
     looks: list[float] = field(default_factory=list)
     needed_looks: dict[str, list[float]] = field(default_factory=dict)
     shown_needed: dict[str, ArmResult] = field(default_factory=dict)
+    corrected: bool = True
+    """Whether the 1-minimal check passes Holm's correction over the family (a one-member arm has nothing to pass)."""
 
     @property
     def majority(self) -> bool:
         return self.flips * 2 > self.samples
 
     @property
-    def minimal(self) -> bool:
+    def each_needed(self) -> bool:
+        """Every member's restore test passes on its own (before the family's correction)."""
         return all(self.needed) and len(self.needed) == len(self.arm) - (1 if len(self.arm) == 1 else 0)
+
+    @property
+    def minimal(self) -> bool:
+        return self.each_needed and self.corrected
+
+    @property
+    def claim_p(self) -> float:
+        """One p-value for the claim "a culprit set, 1-minimal": the largest of the arm's and of every member's
+        restore test (an intersection-union test: the claim holds only if each of its parts does)."""
+        if len(self.arm) == 1:
+            return self.p_value
+        if len(self.restored) < len(self.arm):
+            return 1.0
+        return max([self.p_value] + [r.p_value if r.p_value is not None else 1.0 for r in self.restored])
 
     def result(self) -> ArmResult:
         """The arm's standing; a set that flips but is not shown 1-minimal is only ``inconclusive``."""
@@ -179,20 +196,24 @@ class Confirmer:
                 c.still_flips.append(still)
                 verdict: Verdict = "confirmed" if still else ("not-confirmed" if c.needed[-1] else "inconclusive")
                 c.restored.append(ArmResult(c.arm - {m}, verdict, rf, len(r), re, c.base_flips, p_needed, True))
-                if c.needed[-1]:
+                if c.needed[-1] and p_needed <= self.alpha / family:  # shown at the strictest correction: settled
                     c.shown_needed[m] = c.restored[-1]
-            # stopped early once confirmed at the strictest correction the family now needs (and, for a set, every
-            # member shown needed), or once no outcome still to come could confirm it (curtailed for futility)
+            # stopped early once confirmed at the strictest correction the family now needs (for a set, its members'
+            # restore tests too), or once no outcome still to come could confirm it (curtailed for futility)
             hopeless = fisher_decision(c.flips, k, c.base_flips, c.base_flips, k, n, self.alpha)
-            proven = c.majority and c.p_value <= self.alpha / family and c.minimal
+            c.corrected = c.claim_p <= self.alpha / family
+            proven = c.majority and c.minimal
             c.early = (hopeless.settled and hopeless.verdict != "confirmed") or proven
             c.settled = k >= n or c.early or (look >= len(c.weights) and k >= taken)
         self.judge()
 
     def judge(self) -> None:
-        """Verdicts over the whole family: Holm over every arm compared with the baseline, a flip rate above 1/2."""
-        rejected = holm([c.p_value for c in self.checks], self.alpha)
+        """Verdicts over the whole family: Holm over every arm compared with the baseline, a flip rate above 1/2;
+        a set's claim is tested as a whole (its arm and each member's restore test), so 1-minimality is corrected
+        for the family's size too."""
+        rejected = holm([c.claim_p for c in self.checks], self.alpha)
         for c, ok in zip(self.checks, rejected, strict=True):
+            c.corrected = ok
             if ok and c.majority and c.settled:
                 c.verdict = "confirmed"
             elif (c.flips and (c.majority or c.p_value <= self.alpha)) or not c.settled:
@@ -211,7 +232,11 @@ class Confirmer:
         final family size is judged once more, on indices it never used, with the samples that family needs."""
         self.judge()
         latest = {c.arm: c for c in self.checks}  # an arm judged more than once stands by its last check
-        short = [c.arm for c in latest.values() if c.verdict != "confirmed" and c.majority and c.p_value <= self.alpha]
+        short = [
+            c.arm
+            for c in latest.values()
+            if c.verdict != "confirmed" and c.majority and c.claim_p <= self.alpha and c.each_needed
+        ]
         if short:
             await self.check(short)
 
