@@ -1,19 +1,23 @@
 """The why explorer under load: the run list of a 10,000-run SQLite store (first page, deep page, search, flags;
-with and without the summary columns), a 200-iteration run's page (API and rendered in Chromium), and the
-server's memory over 1,000 page loads. Writes results/explorer.json.
+with and without the summary columns) and of the same runs in PostgreSQL, a 200-iteration run's page (API and
+rendered in Chromium), and the server's memory over 1,000 page loads (the RSS of ``agentfootprint ui`` at load 100
+against load 1,000, and the live Python heap a load leaves behind, by tracemalloc). Writes results/explorer.json.
 
 Goals (issue 36): list <= 300 ms, a 200-iteration run's page <= 1 s, memory flat over 1,000 loads."""
 
 from __future__ import annotations
 
+import gc
 import json
 import random
 import resource
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+import tracemalloc
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -24,6 +28,8 @@ from _common import write_results
 ROOT = Path(__file__).parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tests._live import free_port  # noqa: E402
+from tests._postgres import throwaway_postgres  # noqa: E402
 from tests.explorer import _runs  # noqa: E402
 from tests.explorer._server import serving  # noqa: E402
 
@@ -32,6 +38,7 @@ from agentfootprint._flagship import QUESTION, refunds_agent  # noqa: E402
 from agentfootprint.explain import Recording, recording_of  # noqa: E402
 from agentfootprint.explorer import explorer_app  # noqa: E402
 from agentfootprint.providers import LLMRequest, mock  # noqa: E402
+from agentfootprint.stores import open_store  # noqa: E402
 from agentfootprint.stores.recordings import SQLiteRecordingStore  # noqa: E402
 from agentfootprint.tools import define_tool  # noqa: E402
 
@@ -39,6 +46,12 @@ RUNS = 10_000
 LIST_GOAL_MS = 300.0
 PAGE_GOAL_MS = 1000.0
 LOADS = 1000
+MARKS = (100, 250, 500, 750, 1000)
+FLAT = 0.05
+"""Memory is flat when RSS grows by less than this share from load 100 to load 1,000 ..."""
+HEAP_PER_LOAD = 1024.0
+"""... and a page load leaves less than this many bytes of live Python heap behind (a run's view is ~100 KB)."""
+PG_BIN = Path("/usr/lib/postgresql/15/bin")
 AGENTS = [f"agent-{i:02d}" for i in range(12)]
 WORDS = ["refund", "invoice", "shipping", "warranty", "APPROVED", "DECLINED", "order", "late", "VIP", "policy"]
 
@@ -80,27 +93,34 @@ def variant(base: Recording, rng: random.Random, i: int) -> tuple[str, dict[str,
     return snap["run_id"], raw
 
 
-def build_store(path: Path, bases: list[Recording], *, summaries: bool, seed: int) -> list[str]:
+def generated(bases: list[Recording], *, seed: int) -> list[tuple[str, dict[str, Any], float]]:
+    """The store's runs: ``RUNS`` variants of ``bases`` made over the last 90 days."""
     rng = random.Random(seed)
-    store = SQLiteRecordingStore(path)
-    ids: list[str] = []
     now = time.time()
+    return [(*variant(rng.choice(bases), rng, i), now - rng.uniform(0, 90 * 86_400)) for i in range(RUNS)]
+
+
+def fill(store: Any, made: list[tuple[str, dict[str, Any], float]], *, summaries: bool) -> list[str]:
+    """Put the runs into ``store``, with or without the question and answer columns."""
+    for run_id, raw, when in made:
+        state = raw["snapshot"]["state"]
+        store.put(
+            run_id,
+            json.dumps(raw, separators=(",", ":")),
+            agent=raw["agent"],
+            created_at=when,
+            question=str(state.get("user_message") or "") if summaries else "",
+            answer=str(state.get("answer") or "") if summaries else "",
+        )
+    return [run_id for run_id, _, _ in made]
+
+
+def build_store(path: Path, bases: list[Recording], *, summaries: bool, seed: int) -> list[str]:
+    store = SQLiteRecordingStore(path)
     try:
-        for i in range(RUNS):
-            run_id, raw = variant(rng.choice(bases), rng, i)
-            state = raw["snapshot"]["state"]
-            store.put(
-                run_id,
-                json.dumps(raw, separators=(",", ":")),
-                agent=raw["agent"],
-                created_at=now - rng.uniform(0, 90 * 86_400),
-                question=str(state.get("user_message") or "") if summaries else "",
-                answer=str(state.get("answer") or "") if summaries else "",
-            )
-            ids.append(run_id)
+        return fill(store, generated(bases, seed=seed), summaries=summaries)
     finally:
         store.close()
-    return ids
 
 
 def get(url: str) -> tuple[float, bytes]:
@@ -132,11 +152,93 @@ def listing(base: str) -> dict[str, float]:
     return {name: median_ms(base + path) for name, path in cases.items()}
 
 
-def rss_kb() -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
+def rss_kb(pid: int | str = "self") -> int:
+    """Resident memory of process ``pid`` in KB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
             return int(line.split()[1])
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def page_loads(base: str, ids: list[str], at_mark: Any) -> None:
+    """``LOADS`` page loads (each the page, a listing page and a run); ``at_mark(n)`` after each load in MARKS."""
+    rng = random.Random(3)
+    for n in range(1, LOADS + 1):
+        get(f"{base}/")
+        get(f"{base}/api/runs?offset={rng.randrange(0, RUNS, 50)}")
+        get(f"{base}/api/runs/{rng.choice(ids)}")
+        if n in MARKS:
+            at_mark(n)
+
+
+def server_rss(path: Path, ids: list[str]) -> dict[str, Any]:
+    """The RSS of ``agentfootprint ui PATH`` (a process of its own) over ``LOADS`` page loads."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    cli = [sys.executable, "-m", "agentfootprint", "ui", str(path), "--port", str(port)]
+    proc = subprocess.Popen(cli, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(600):
+            try:
+                get(f"{base}/api/info")
+                break
+            except OSError:
+                time.sleep(0.1)
+        rss: dict[int, int] = {}
+        page_loads(base, ids, lambda n: rss.__setitem__(n, rss_kb(proc.pid)))
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    return {"rss_kb_after": rss, "rss_ratio_1000_to_100": round(rss[LOADS] / rss[MARKS[0]], 4)}
+
+
+def heap_growth(base: str, ids: list[str]) -> dict[str, Any]:
+    """The live Python heap tracemalloc sees (after a collection) over ``LOADS`` loads of a server in this
+    process, traced from the first load: what one load leaves behind, in bytes."""
+    heap: dict[int, int] = {}
+
+    def mark(n: int) -> None:
+        gc.collect()
+        heap[n] = tracemalloc.get_traced_memory()[0]
+
+    tracemalloc.start()
+    try:
+        page_loads(base, ids, mark)
+    finally:
+        tracemalloc.stop()
+    return {
+        "heap_kb_after": {n: round(v / 1024, 1) for n, v in heap.items()},
+        "heap_bytes_per_load_100_to_1000": round((heap[LOADS] - heap[MARKS[0]]) / (LOADS - MARKS[0]), 1),
+        "heap_bytes_per_load_500_to_1000": round((heap[LOADS] - heap[500]) / (LOADS - 500), 1),
+    }
+
+
+def memory_over_loads(path: Path, base: str, ids: list[str]) -> dict[str, Any]:
+    """Flat: the server's RSS at load 1,000 within 5 % of load 100, and under 1 KB of Python heap kept per load."""
+    found = {"loads": LOADS, **server_rss(path, ids), **heap_growth(base, ids)}
+    found["flat"] = (
+        found["rss_ratio_1000_to_100"] < 1 + FLAT and found["heap_bytes_per_load_100_to_1000"] < HEAP_PER_LOAD
+    )
+    return found
+
+
+def postgres_listing(bases: list[Recording]) -> dict[str, Any] | None:
+    """The same 10,000 runs in PostgreSQL (stored without summaries: the store's generated columns read them from
+    each body): the first search (adding those columns), then every listing; None without a server."""
+    if not (PG_BIN / "initdb").exists():
+        return None
+    with throwaway_postgres(PG_BIN, "PostgreSQL") as url:
+        family = open_store(url)
+        t0 = time.perf_counter()
+        fill(family.recordings, generated(bases, seed=7), summaries=False)
+        built = round(time.perf_counter() - t0, 1)
+        family.close()
+        t0 = time.perf_counter()
+        app = explorer_app(url)  # its first search adds the listing columns (one rewrite of the table)
+        columns = round(time.perf_counter() - t0, 1)
+        with serving(app) as base:
+            listed = listing(base)
+    return {"store_build_s": built, "listing_columns_added_s": columns, "list_ms": listed}
 
 
 def browser_page_ms(base: str, run_id: str) -> dict[str, float] | None:
@@ -208,21 +310,10 @@ def main() -> None:
                 "browser_200_iterations": browser_page_ms(base, long.snapshot.run_id),
             }
             print("run page done", flush=True)
-            rng = random.Random(3)
-            marks: dict[int, int] = {}
-            for n in range(1, LOADS + 1):
-                get(f"{base}/")
-                get(f"{base}/api/runs?offset={rng.randrange(0, RUNS, 50)}")
-                get(f"{base}/api/runs/{rng.choice(ids)}")
-                if n in (100, 250, 500, 750, 1000):
-                    marks[n] = rss_kb()
-            growth = (marks[1000] - marks[100]) / marks[100]
-            results["memory"] = {
-                "loads": LOADS,
-                "rss_kb_after": marks,
-                "growth_100_to_1000": round(growth, 4),
-                "flat": growth < 0.05,
-            }
+            results["memory"] = memory_over_loads(path, base, ids)
+            print("memory done", flush=True)
+    results["postgres"] = postgres_listing(bases)
+    print("postgres done", flush=True)
     worst_list = max(results["list_ms"]["with_summaries"].values())
     results["verdict"] = {
         "list_first_page_ok": results["list_ms"]["with_summaries"]["first_page"] <= LIST_GOAL_MS,
@@ -232,6 +323,7 @@ def main() -> None:
         "run_page_ok": results["run_page_ms"]["api_200_iterations_page"] <= PAGE_GOAL_MS,
         "sources_within_goal": results["run_page_ms"]["api_200_iterations_backtrack"] <= PAGE_GOAL_MS,
         "memory_flat": results["memory"]["flat"],
+        "list_worst_postgres_ms": max(results["postgres"]["list_ms"].values()) if results["postgres"] else None,
     }
     out = write_results("explorer", results)
     print(json.dumps(results, indent=1))

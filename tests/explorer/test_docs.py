@@ -1,5 +1,5 @@
 """docs/explorer.md: its Python block runs as written in an empty folder and prints what its comments say; the
-page's screenshot is in the repository."""
+page's screenshots (made by scripts/explorer_screenshots.py) are in the repository, one shown in the README."""
 
 from __future__ import annotations
 
@@ -27,7 +27,19 @@ def test_the_python_block_runs_and_prints_what_it_promises(
     assert out == promised
 
 
-def test_the_screenshot_the_page_shows_is_committed() -> None:
+SHOTS = ["list", "chain", "proof", "compare"]
+
+
+def test_the_screenshots_the_page_shows_are_committed_pngs_1000_pixels_wide() -> None:
     images = re.findall(r"!\[[^\]]*\]\((img/[^)]+)\)", DOC.read_text())
-    assert images == ["img/explorer-run.png"]
-    assert (DOCS / images[0]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert images == [f"img/explorer-{name}.png" for name in SHOTS]
+    for image in images:
+        head = (DOCS / image).read_bytes()[:24]
+        assert head[:8] == b"\x89PNG\r\n\x1a\n"
+        assert int.from_bytes(head[16:20], "big") == 1000  # the IHDR width: scripts/explorer_screenshots.py
+
+
+def test_the_readme_shows_one_of_them() -> None:
+    readme = (DOCS.parent / "README.md").read_text()
+    shown = re.findall(r"!\[[^\]]*\]\((docs/img/explorer-[^)]+)\)", readme)
+    assert shown == ["docs/img/explorer-proof.png"]
