@@ -202,3 +202,19 @@ def test_an_agent_run_by_a_tool_of_the_same_agent_stays_in_its_segment() -> None
     rec = import_trace(list(t.spans))
     assert not any(c.stage_id == "delegate" for c in rec.snapshot.commit_log)
     assert rec.snapshot.state["answer"] == "done"
+
+
+def test_agents_under_a_tool_span_no_agent_owns_stay_top_level() -> None:
+    t = Tracer()
+    run_tool = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "batch", "gen_ai.tool.call.id": "b1"}
+    first = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "triage"}
+    second = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "refunds"}
+    with t.span("execute_tool batch", run_tool):
+        with t.span("invoke_agent triage", first):
+            chat(t, [text("user", "Refund?")], text("assistant", "To refunds."))
+        with t.span("invoke_agent refunds", second):
+            chat(t, [text("user", "To refunds.")], text("assistant", "No: final sale."))
+    rec = import_trace(list(t.spans))
+    assert not any(c.stage_id == "delegate" for c in rec.snapshot.commit_log)
+    assert (len(calls_of(rec, "triage")), len(calls_of(rec, "refunds"))) == (1, 1)
+    assert rec.snapshot.state["answer"] == "No: final sale."

@@ -196,10 +196,13 @@ class _Builder:
         for c in self.calls:
             inst = _agent_span_of(c.span, self.by_id, agents)
             cid = delegated.get(inst) if inst is not None else None
-            if cid and inst is not None and agents[inst] != _agent_of(self.by_id[inst], self.by_id, agents):
+            outer = _agent_of(self.by_id[inst], self.by_id, agents) if inst is not None and cid else None
+            if inst is not None and cid and outer is not None and outer != agents[inst]:
                 self.delegations.setdefault(cid, (agents[inst], []))[1].append(c)
             else:
                 self.top.append(c)
+        if not self.top:  # nothing ran outside a tool: no lead to mount the delegations in
+            self.top, self.delegations = list(self.calls), {}
         self.retrievals: list[Retrieval] = [read_retrieval(s) for s in self.spans if kinds[s.span_id] == "retrieval"]
         self.log = _Log()
         self.history: list[dict[str, Any]] = []
