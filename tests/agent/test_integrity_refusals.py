@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from agentfootprint import Agent, ask_human_typed
-from agentfootprint.agent import _integrity
+from agentfootprint import Agent, ask_human, ask_human_typed, define_tool
+from agentfootprint.agent import DecisionRequiredError, _integrity
 from agentfootprint.agent._integrity import check_bounds, check_history
 from agentfootprint.flow import InvalidCheckpointError
 from agentfootprint.providers import LLMRequest, mock
 
-from ._integrity import Effects, ask_agent, roundtrip
+from ._integrity import Effects, ask_agent, refund_agent, roundtrip
 
 
 class Refused(InvalidCheckpointError):
@@ -69,6 +69,8 @@ DONE_EDITS: list[tuple[str, Any, str, str]] = [
     ("return of another call", lambda cp: _done(cp)["return"].update(call_id="zz"), DISAGREES, f"{WHERE}.return"),
     ("return of another tool", lambda cp: _done(cp)["return"].update(name="x"), DISAGREES, f"{WHERE}.return"),
     ("return other error flag", lambda cp: _done(cp)["return"].update(is_error=True), DISAGREES, f"{WHERE}.return"),
+    ("return error flag as 0", lambda cp: _done(cp)["return"].update(is_error=0), MALFORMED, WHERE),
+    ("record error flag as 0", lambda cp: _done(cp)["record"].update(is_error=0), MALFORMED, WHERE),
     (
         "completed not a list",
         lambda cp: cp["flow"]["pause_data"].update(completed={"0": 1}),
@@ -425,3 +427,74 @@ async def test_a_typed_ask_counts_its_asks_within_its_re_asks(repeat: Any, expec
     with pytest.raises(InvalidCheckpointError) as err:
         await typed_agent(fx).resume(cp, 5)
     assert (str(err.value), err.value.field) == expected and fx.model_calls == 1
+
+
+async def test_a_re_asked_typed_question_resumes_past_its_first_pause() -> None:
+    fx = Effects()
+    first = await typed_agent(fx).run("go")
+    again = await typed_agent(fx).resume(roundtrip(first.checkpoint), "not a number")
+    assert again.status == "paused" and again.checkpoint is not None
+    assert [c["paused"] for c in _log(again.checkpoint)][-2:] == [True, True], "the log walks past a paused commit"
+    assert (await typed_agent(fx).resume(roundtrip(again.checkpoint), 5)).status == "completed"
+
+
+def _write_everywhere(cp: dict[str, Any], path: str, value: Any) -> None:
+    """Set ``path`` in the state and in the commit that last wrote it, so the engine's replay still agrees."""
+    writer = next(c for c in reversed(_log(cp)) if any(w["path"] == path for w in c["writes"]))
+    next(w for w in writer["writes"] if w["path"] == path)["value"] = value
+    cp["flow"]["namespaces"][""]["state"][path] = value
+
+
+async def test_a_paused_state_value_an_agent_never_writes_is_refused_even_when_the_log_agrees() -> None:
+    bad = {"input_tokens": "x", "output_tokens": 7, "reasoning_tokens": 0}
+    err, fx, before = await resumed_after(lambda cp: _write_everywhere(cp, "usage_total", bad))
+    assert err is not None and (str(err), err.field) == (
+        "the paused state holds a value an agent never writes",
+        "flow.namespaces..state.usage_total.input_tokens",
+    )
+    assert fx.model_calls == before
+
+
+async def test_a_consent_pause_still_needs_a_decision_after_the_checks() -> None:
+    fx = Effects()
+    paused = await refund_agent(fx).run("refund")
+    with pytest.raises(DecisionRequiredError):
+        await refund_agent(fx).resume(roundtrip(paused.checkpoint), "yes")
+    assert fx.refunds == []
+
+
+def pair_agent(fx: Effects) -> Any:
+    """One batch: a tool given two arguments out of alphabetical order, then a question (the pause)."""
+
+    def respond(req: LLMRequest) -> Any:
+        fx.model_calls += 1
+        if req.messages[-1].role == "user":
+            return {
+                "tool_calls": [
+                    {"id": "p1", "name": "pair", "args": {"zeta": 1, "alpha": 2}},
+                    {"id": "h1", "name": "ask_human", "args": {"question": "Which?"}},
+                ]
+            }
+        return "done"
+
+    pair = define_tool(
+        name="pair",
+        description="Two numbers",
+        input_schema={"type": "object", "properties": {"zeta": {"type": "integer"}, "alpha": {"type": "integer"}}},
+        execute=lambda args, ctx: "ok",
+    )
+    return Agent.create(provider=mock(respond=respond), model="m").tool(pair).tool(ask_human).build()
+
+
+async def test_a_done_call_with_its_arguments_in_any_key_order_is_the_call() -> None:
+    fx = Effects()
+    cp = roundtrip((await pair_agent(fx).run("go")).checkpoint)
+    assert list(_done(cp)["record"]["args"]) == ["zeta", "alpha"]
+    reordered = roundtrip(cp)
+    _done(reordered)["record"]["args"] = {"alpha": 2, "zeta": 1}
+    for checkpoint in (cp, reordered):
+        assert (await pair_agent(fx).resume(checkpoint, "A")).status == "completed"
+    _done(cp)["record"]["args"] = {"zeta": 1, "alpha": 3}
+    with pytest.raises(InvalidCheckpointError) as err:
+        await pair_agent(fx).resume(cp, "A")
+    assert (str(err.value), err.value.field) == (NEVER_MADE, f"{WHERE}.record")
