@@ -482,11 +482,14 @@ def search_where(
             f" OR {answer} {like} {mark} ESCAPE '\\')"
         )
         args.extend([pattern] * 3)
-    for column, value in (("agent", query.agent), ("paused", query.paused), ("failed", query.failed)):
-        if value is not None:
-            clauses.append(f"{column} = {mark}")
-            args.append(value)
-    for bound, value in (("created_at >=", query.since), ("created_at <", query.until)):
+    bounds: tuple[tuple[str, object], ...] = (
+        ("agent =", query.agent),
+        ("paused =", query.paused),
+        ("failed =", query.failed),
+        ("created_at >=", query.since),
+        ("created_at <", query.until),
+    )
+    for bound, value in bounds:
         if value is not None:
             clauses.append(f"{bound} {mark}")
             args.append(value)
