@@ -13,6 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agentfootprint.flow._frozen import (
+    EMPTY_DICT,
+    EMPTY_LIST,
     FrozenDict,
     FrozenList,
     deep_equal,
@@ -251,3 +253,17 @@ def test_the_depth_limit_counts_through_dicts_and_written_list_items() -> None:
     assert thaw(freeze_over([_nest(199, 1)], [])) == [_nest(199, 1)]
     with pytest.raises(ValueError, match=f"^{TOO_DEEP}$"):
         freeze_over([_nest(200, 1)], [])
+
+
+def test_a_deep_copy_never_aliases_the_shared_empties_across_fields() -> None:
+    """Commits point many fields at the one shared empty; a deep copy (``model_copy(deep=True)``) must not turn them
+    into one plain list that an edit of one field would change in all."""
+    holder = {"writes": freeze([]), "paths": freeze([]), "meta": freeze({}), "more": freeze({}), "full": freeze([1])}
+    assert holder["writes"] is holder["paths"] is EMPTY_LIST and holder["meta"] is holder["more"] is EMPTY_DICT
+    deep = copy.deepcopy(holder)
+    assert deep["writes"] is EMPTY_LIST and deep["meta"] is EMPTY_DICT
+    with pytest.raises(TypeError):
+        deep["paths"].append("x")
+    assert deep["writes"] == [] and holder["writes"] == []
+    deep["full"].append(2)
+    assert type(deep["full"]) is list and holder["full"] == [1]

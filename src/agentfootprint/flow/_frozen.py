@@ -31,6 +31,8 @@ class FrozenDict(dict[str, Any]):
         return dict(self)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
+        if self is EMPTY_DICT:  # the shared empty stays itself: a copy never aliases one plain dict across fields
+            return self
         return thaw(self)  # type: ignore[no-any-return]
 
 
@@ -48,6 +50,8 @@ class FrozenList(list[Any]):
         return list(self)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> list[Any]:
+        if self is EMPTY_LIST:  # the shared empty stays itself: a copy never aliases one plain list across fields
+            return self
         return thaw(self)  # type: ignore[no-any-return]
 
 

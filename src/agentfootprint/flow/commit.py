@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentfootprint.flow._frozen import EMPTY_DICT, EMPTY_LIST
+
 WriteVerb = Literal["set", "merge", "append", "delete"]
 CommitKind = Literal["stage", "decider", "selector", "join", "subflow-enter", "subflow-exit", "branch"]
 
@@ -51,6 +53,17 @@ class Commit(BaseModel):
     break_reason: str | None = None
     used_args: bool = False
     description: str | None = None
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Commit:
+        """A deep copy whose every field is its own plain value (the shared empties become fresh lists and dicts)."""
+        copied = super().__deepcopy__(memo)
+        fields = copied.__dict__
+        for name, value in fields.items():
+            if value is EMPTY_LIST:
+                fields[name] = []
+            elif value is EMPTY_DICT:
+                fields[name] = {}
+        return copied
 
     @property
     def applied(self) -> bool:
