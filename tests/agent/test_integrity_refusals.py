@@ -71,6 +71,7 @@ DONE_EDITS: list[tuple[str, Any, str, str]] = [
     ("return other error flag", lambda cp: _done(cp)["return"].update(is_error=True), DISAGREES, f"{WHERE}.return"),
     ("return error flag as 0", lambda cp: _done(cp)["return"].update(is_error=0), MALFORMED, WHERE),
     ("record error flag as 0", lambda cp: _done(cp)["record"].update(is_error=0), MALFORMED, WHERE),
+    ("message with a tuple", lambda cp: _done(cp)["message"].update(reasoning=()), MALFORMED, WHERE),
     (
         "completed not a list",
         lambda cp: cp["flow"]["pause_data"].update(completed={"0": 1}),
@@ -278,6 +279,12 @@ PAUSE_EDITS: list[tuple[str, Any, str, str]] = [
     ("question", lambda cp: _pd(cp).update(question="other"), "question is not the paused flow's", "question"),
     ("call id", lambda cp: _pd(cp).update(tool_call_id="zz"), "tool_call_id is not the paused flow's", "tool_call_id"),
     ("tool", lambda cp: _pd(cp).update(tool_name="zz"), "tool_name is not the paused flow's", "tool_name"),
+    (
+        "turn's run id",
+        lambda cp: cp["flow"]["args"].update(run_id="x"),
+        "the turn's run id is not the flow's run input",
+        "flow.namespaces..state.run.run_id",
+    ),
     (
         "no run id",
         lambda cp: cp["flow"]["args"].pop("run_id"),
