@@ -190,3 +190,26 @@ def test_R004_134_property_every_recorder_hears_the_same_structure(tools: int, w
     agent = builder.structure_recorders(a, b).build()
     assert a.events == b.events
     assert {spec["id"] for kind, spec in a.events if kind == "stage"} == set(agent.chart.nodes)
+
+
+def test_R004_134_a_composition_takes_the_viewer_options_too() -> None:
+    """R004-134: a composition's viewer(structure_recorders=, group_translator=) replays its chart to the recorders
+    (its mounts as subflows, never their inside) and draws it once with the translator."""
+    from agentfootprint.compose import CompositionBuildError
+
+    class Mounts(Collect):
+        def on_subflow_mounted(self, info: dict[str, Any]) -> None:
+            self.events.append(("mount", info))
+
+    seen = Mounts()
+    member = Agent.create(provider=mock(reply="a"), name="a").build()
+    pipeline = Sequence.create("flow").step("first", member).step("second", member).build()
+    drawn = pipeline.viewer(structure_recorders=[seen], group_translator=lambda g: [m.member_id for m in g.members])
+    assert drawn is pipeline and ui_group(pipeline) == ["first", "second"]
+    assert [p["subflow_id"] for k, p in seen.events if k == "mount"] == ["first", "second"]
+    assert {spec["id"] for k, spec in seen.events if k == "stage"} == set(pipeline.chart.nodes)
+    assert structure_build_errors(pipeline) == []
+    with pytest.raises(CompositionBuildError):
+        pipeline.viewer(group_translator=5)
+    with pytest.raises(CompositionBuildError):
+        pipeline.viewer(structure_recorders=[object()])

@@ -6,7 +6,7 @@ import json
 import re
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
 from agentfootprint._sync import run_sync
@@ -22,6 +22,7 @@ from agentfootprint.agent import (
     normalize_run_input,
 )
 from agentfootprint.agent._invariants import checked_output as checked_output  # checks invariants at a mount
+from agentfootprint.agent._viewer import bind_viewer, check_recorders, check_translator, replay_structure
 from agentfootprint.compose._events import TeeEvents, composition_dispatcher
 from agentfootprint.compose.member_run import (
     ParentRunRecord,
@@ -201,6 +202,17 @@ class Composition(ABC):
         for agent in self.agents():
             out.update(agent.config.source_ids())
         return out
+
+    def viewer(self, *, structure_recorders: Iterable[Any] = (), group_translator: Any = None) -> Composition:
+        """R004-134 on a composition: the recorders hear every node of its chart now (a raising hook is collected in
+        ``structure_build_errors(composition)``), and ``ui_group(composition)`` draws it with the translator, once."""
+        try:
+            recorders = check_recorders(structure_recorders)
+            translator = None if group_translator is None else check_translator(group_translator)
+        except ValueError as exc:
+            raise CompositionBuildError(str(exc)) from None
+        bind_viewer(self, translator, replay_structure(self.chart, recorders))
+        return self
 
     def without(self, *source_ids: str) -> Composition:
         """The same composition with those sources removed from every member that has them."""
