@@ -13,6 +13,7 @@ from agentfootprint.events import types as ev
 from agentfootprint.honesty.evidence import STATE_KEY, UnsupportedValuesError
 from agentfootprint.honesty.self_explain import NO_RUN
 from agentfootprint.providers import LLMRequest, mock
+from tests.seeds._tools import refund_tool
 
 ORDER = "Order A-1001: price $480, customer Dana Reyes."
 INVENTED = "The refund for order A-1001 is $520."
@@ -157,12 +158,7 @@ def test_R004_116_without_a_skill_graph_read_skill_offers_every_skill() -> None:
 def test_R004_118_the_tool_gate_fails_closed(answer: Any) -> None:
     """R004-118: a permission checker that throws (or answers neither allow nor a gate) denies."""
     ran: list[Any] = []
-    tool = define_tool(
-        name="refund",
-        description="Refund.",
-        input_schema={"type": "object", "properties": {}},
-        execute=lambda a: ran.append(a) or "refunded",
-    )
+    tool = refund_tool(ran)
 
     def checker(name: str, args: Any, ctx: Any) -> Any:
         if answer == "boom":

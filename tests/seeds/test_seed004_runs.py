@@ -12,6 +12,7 @@ from agentfootprint.agent import InvalidRunOptionError, RunCheckpointError
 from agentfootprint.errors import AgentFootprintError
 from agentfootprint.flow import RedactionPolicy
 from agentfootprint.providers import LLMRequest, mock
+from tests.seeds._tools import refund_tool
 
 SECRET = "4111-1111-1111-1111"
 
@@ -235,13 +236,7 @@ def test_R004_54_resuming_a_pause_answers_the_pending_question() -> None:
 def test_R004_56_a_check_in_tool_pauses_for_consent_without_a_builder_call() -> None:
     """R004-56: a tool that declares check-in pauses for consent before it runs (no .check_in() needed)."""
     ran: list[Any] = []
-    refund = define_tool(
-        name="refund",
-        description="Refund.",
-        input_schema={"type": "object", "properties": {}},
-        execute=lambda a: ran.append(a) or "refunded",
-        check_in=True,
-    )
+    refund = refund_tool(ran, check_in=True)
     script = Script({"tool_calls": [{"id": "r", "name": "refund", "args": {}}]}, "done")
     result = Agent.create(provider=mock(respond=script), model="m").tool(refund).build().run_sync("refund it")
     assert result.status == "paused" and ran == []
