@@ -360,7 +360,7 @@ def test_R004_100_run_typed_raises_if_the_run_pauses() -> None:
     """R004-100: run_typed throws if the run pauses (use run() when pauses are expected)."""
     model = Model(ASK)
     agent = Agent.create(provider=mock(respond=model), model="m").tool(ask_human).output_schema(Answer).build()
-    with pytest.raises(Exception) as err:
+    with pytest.raises(OutputSchemaError) as err:
         agent.run_typed_sync("go")
     assert "pause" in str(err.value).lower()
 
