@@ -1,5 +1,6 @@
 """Recorded runs for the explorer tests: the flagship's wrong answer, its fixed twin, a paused run, a run holding a
-secret behind a redaction pattern, and stores (a directory of JSON, a SQLite file) holding them."""
+secret behind a redaction pattern, a long run of many iterations, and stores (a directory of JSON, a SQLite file)
+holding them."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from agentfootprint._flagship import QUESTION, refunds_agent
 from agentfootprint.explain import Recording, recording_of
 from agentfootprint.providers import LLMRequest, mock
 from agentfootprint.stores.recordings import RecordingStore, SQLiteRecordingStore
+from agentfootprint.tools import define_tool
 
 SENTINEL = "sk-SENTINEL-7f3a9c1d2e"
 """A secret that reaches the run (a fact, a tool result and the question) and must never leave the explorer."""
@@ -38,6 +40,30 @@ def paused() -> Recording:
 
     agent = Agent.create(provider=mock(respond=respond), model="m", name="helpdesk").tool(ask_human).build()
     return recording_of(agent.run_sync("Refund my order"))
+
+
+def long_run(iterations: int) -> Recording:
+    """A run that calls a tool ``iterations - 1`` times before answering (one model call per iteration)."""
+
+    def respond(req: LLMRequest) -> Any:
+        calls = sum(1 for m in req.messages if m.role == "tool")
+        if calls < iterations - 1:
+            return {"tool_calls": [{"id": f"c{calls}", "name": "step", "args": {"n": calls}}]}
+        return f"done after {calls} steps"
+
+    step = define_tool(
+        name="step",
+        description="One step of a long task.",
+        input_schema={"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+        execute=lambda args, ctx: f"step {args['n']} ok",
+    )
+    agent = (
+        Agent.create(provider=mock(respond=respond), model="m", name="long", max_iterations=iterations + 1)
+        .system("Work through the steps.")
+        .tool(step)
+        .build()
+    )
+    return recording_of(agent.run_sync("Do the long task"))
 
 
 def secret_agent() -> Agent:

@@ -1,5 +1,6 @@
 """The explorer in a real browser (headless system Chromium through Playwright): list, filter, open a run by
-keyboard, follow a source's chain, prove the planted culprit live, compare two runs; no console errors."""
+keyboard, follow a source's chain, prove the planted culprit live, compare two runs; a long run drawn a screenful
+at a time loses no step, call or source; no console errors."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ import pytest
 from playwright.sync_api import expect
 
 from agentfootprint._flagship import QUESTION, refunds_agent
-from agentfootprint.explain import Recording, forward_slice
+from agentfootprint.explain import Recording, backtrack, forward_slice
 from agentfootprint.explorer import explorer_app
+from agentfootprint.explorer.views import timeline_of
 from agentfootprint.flow import render_narrative
 from tests.explorer import _runs
 from tests.explorer._server import serving
@@ -25,8 +27,18 @@ pytestmark = pytest.mark.skipif(
 )
 
 
+LONG_ITERATIONS = 200
+
+
 @pytest.fixture(scope="module")
-def browser(recordings: Path) -> Iterator[Any]:
+def long_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Recording]:
+    """A 200-iteration run (a scripted model asking for one tool call at a time), in a folder of its own."""
+    rec = _runs.long_run(LONG_ITERATIONS)
+    return _runs.write_dir(tmp_path_factory.mktemp("long"), {"long": rec}), rec
+
+
+@pytest.fixture(scope="module")
+def browser(recordings: Path, long_run: tuple[Path, Recording]) -> Iterator[Any]:
     """Chromium, launched after the recordings are made (Playwright's sync API holds a loop in this thread)."""
     from playwright.sync_api import sync_playwright
 
@@ -200,4 +212,98 @@ def test_the_demo_recording_served_by_ui_proves_its_culprit_from_the_page(
             "rows => rows.map(r => r.dataset.source)"
         )
         assert confirmed == ["vip-override-fact"]
+    assert page.problems == []
+
+
+def _focused_step(page: Any) -> str:
+    return str(page.evaluate("document.activeElement.dataset.stage"))
+
+
+def _scroll_until_all(items: Any, total: int) -> None:
+    """Scroll the last drawn item into view until ``total`` are drawn (each scroll must draw more)."""
+    for _ in range(total):
+        drawn = items.count()
+        if drawn == total:
+            return
+        items.last.scroll_into_view_if_needed()
+        expect(items).not_to_have_count(drawn)
+    assert items.count() == total
+
+
+def test_a_long_run_drawn_on_scroll_and_keys_loses_nothing(long_run: tuple[Path, Recording], page: Any) -> None:
+    """With no idle time at all, the rest of a 200-iteration run's steps, calls and sources still come: the
+    keyboard walks every step to the last, scrolling draws the rest of the calls and sources, and a source's
+    forward slice marks its steps."""
+    folder, rec = long_run
+    steps = [c.runtime_stage_id for c in rec.snapshot.commit_log]
+    calls = timeline_of(rec.snapshot)
+    trails = backtrack(rec).sources
+    assert (len(steps), len(calls), len(trails)) == (1401, 399, 400)
+    page.add_init_script("window.requestIdleCallback = () => 0;")  # idle time never comes
+    with serving(explorer_app(folder)) as base:
+        page.goto(f"{base}/#/run/{rec.snapshot.run_id}")
+        page.locator("#question").wait_for()
+        assert page.locator("#answer").inner_text() == "done after 199 steps"
+        page.locator("#sources .source").first.wait_for()
+        drawn = page.locator("#steps li")
+        assert 0 < drawn.count() < len(steps)  # a first screenful; the rest waits
+
+        page.locator("#steps").focus()
+        page.keyboard.press("ArrowDown")
+        assert _focused_step(page) == steps[0]
+        page.keyboard.press("j")
+        assert _focused_step(page) == steps[1]
+        for _ in range(48):  # past the first screenful, one step at a time
+            page.keyboard.press("ArrowDown")
+        assert _focused_step(page) == steps[49]
+        for _ in range(30):  # ten steps at a time, past the next chunk
+            page.keyboard.press("PageDown")
+        assert _focused_step(page) == steps[349]
+        page.keyboard.press("End")
+        assert _focused_step(page) == steps[-1]
+        assert drawn.count() == len(steps)
+        assert drawn.last.inner_text() == f"{steps[-1]} {rec.snapshot.commit_log[-1].stage_name}"
+        page.keyboard.press("k")
+        assert _focused_step(page) == steps[-2]
+        page.keyboard.press("Home")
+        assert _focused_step(page) == steps[0]
+        assert drawn.evaluate_all("lis => lis.map(li => li.dataset.stage)") == steps
+
+        rows = page.locator("#timeline tbody tr")
+        _scroll_until_all(rows, len(calls))
+        assert rows.last.locator("td").nth(1).inner_text() == calls[-1]["at"]
+        boxes = page.locator("#sources .source")
+        _scroll_until_all(boxes, len(trails))
+        ids = boxes.evaluate_all("bs => bs.map(b => b.dataset.sourceId)")
+        assert ids == [t.id for t in trails]
+
+        last = boxes.last
+        last.locator("button").click()
+        last.locator(".born").wait_for()
+        assert last.locator(".hops .hop").all_inner_texts() == [h.kind.upper() for h in trails[-1].hops]
+        marked = page.locator("ol.steps li.hit").evaluate_all("lis => lis.map(li => li.dataset.stage)")
+        assert marked == forward_slice(rec, trails[-1].id)
+    assert page.problems == []
+
+
+def test_a_long_run_draws_the_rest_in_idle_time_and_find_reaches_it(
+    long_run: tuple[Path, Recording], page: Any
+) -> None:
+    """Left alone, the page draws every step, call and source of a 200-iteration run, and find-in-page reaches
+    the last step and the last call."""
+    folder, rec = long_run
+    steps = [c.runtime_stage_id for c in rec.snapshot.commit_log]
+    calls = timeline_of(rec.snapshot)
+    with serving(explorer_app(folder)) as base:
+        page.goto(f"{base}/#/run/{rec.snapshot.run_id}")
+        expect(page.locator("#steps li")).to_have_count(len(steps))
+        expect(page.locator("#timeline tbody tr")).to_have_count(len(calls))
+        expect(page.locator("#sources .source")).to_have_count(len(backtrack(rec).sources))
+        assert page.locator("[data-complete]").count() == 3
+        assert page.evaluate("id => window.find(id)", steps[-1]) is True
+        assert (
+            page.evaluate("() => window.getSelection().anchorNode.parentElement.closest('li').dataset.stage")
+            == (steps[-1])
+        )
+        assert page.evaluate("id => window.find(id)", calls[-1]["at"]) is True
     assert page.problems == []

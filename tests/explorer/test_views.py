@@ -35,6 +35,9 @@ def test_run_view_of_the_flagship(runs: dict[str, Recording]) -> None:
     assert {"from": "route", "to": "final", "count": 1} in view["flow"]["edges"]
     route = next(s for s in view["steps"] if s["id"] == "route#6")
     assert route["chosen"] == ["tool-calls"]
+    assert set(route) == {"id", "stage", "name", "kind", "namespace", "failed", "paused", "error", "chosen"}
+    described = {n["id"]: n["description"] for n in view["flow"]["nodes"]}  # once per stage, not on every step
+    assert described == {c.stage_id: c.description for c in rec.snapshot.commit_log}
     calls = [(t["kind"], t["at"]) for t in view["timeline"]]
     assert calls == [("model", "call-llm#5"), ("tool", "tool-calls#7"), ("model", "call-llm#12")]
     first = view["timeline"][0]

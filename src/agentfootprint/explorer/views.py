@@ -26,8 +26,8 @@ def _status(snap: FlowSnapshot) -> str:
 
 
 def stages_of(snap: FlowSnapshot) -> dict[str, Any]:
-    """The stages taken in order, and the flowchart they trace: each stage once, with its visits and the edges
-    the run actually followed."""
+    """The stages taken in order, and the flowchart they trace: each stage once (with its description, said once
+    rather than on each of its steps), its visits and the edges the run actually followed."""
     steps: list[dict[str, Any]] = []
     nodes: dict[str, dict[str, Any]] = {}
     edges: dict[tuple[str, str], int] = {}
@@ -45,11 +45,13 @@ def stages_of(snap: FlowSnapshot) -> dict[str, Any]:
                 "paused": c.paused,
                 "error": c.error,
                 "chosen": list(chosen) if isinstance(chosen, list) else None,
-                "description": c.description,
             }
         )
         key = f"{c.namespace}/{c.stage_id}" if c.namespace else c.stage_id
-        node = nodes.setdefault(key, {"id": key, "name": c.stage_name or c.stage_id, "visits": 0, "failed": False})
+        node = nodes.get(key)
+        if node is None:
+            name = c.stage_name or c.stage_id
+            nodes[key] = node = {"id": key, "name": name, "description": c.description, "visits": 0, "failed": False}
         node["visits"] += 1
         node["failed"] = node["failed"] or c.failed
         prev = last.get(c.namespace)

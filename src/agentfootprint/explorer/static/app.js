@@ -162,17 +162,52 @@ function hopsLine(s) {
   return s.hops.map((h) => h.kind.toUpperCase()).join(" ← ");
 }
 
+// Long lists (steps, calls, sources) show a first screenful at once; the rest is built in idle time, one
+// DocumentFragment per chunk, or sooner when the list's end scrolls near or the keyboard moves past it.
+const FIRST_ITEMS = 40;
+const CHUNK_ITEMS = 200;
+
+function lazyList(container, items, make) {
+  let done = 0;
+  const list = { container, total: items.length, get done() { return done; } };
+  const watch = "IntersectionObserver" in window
+    ? new IntersectionObserver((seen) => { if (seen.some((e) => e.isIntersecting)) list.more(CHUNK_ITEMS); }, { rootMargin: "400px" })
+    : null;
+  list.more = (n) => {
+    const end = Math.min(items.length, done + n);
+    if (end > done) {
+      const frag = document.createDocumentFragment();
+      for (; done < end; done++) frag.append(make(items[done], done));
+      container.append(frag);
+      if (watch) watch.disconnect();
+      if (watch && done < items.length) watch.observe(container.lastElementChild);  // its end near: draw more
+    }
+    if (done >= items.length) container.dataset.complete = "true";
+  };
+  list.all = () => list.more(items.length - done);
+  const idle = (deadline) => {
+    if (done >= items.length || !container.isConnected) return;
+    do list.more(CHUNK_ITEMS); while (done < items.length && deadline.timeRemaining() > 4);
+    if (done < items.length) requestIdleCallback(idle, { timeout: 500 });
+  };
+  list.more(FIRST_ITEMS);
+  if (done < items.length && typeof window.requestIdleCallback === "function") requestIdleCallback(idle, { timeout: 500 });
+  return list;
+}
+
 async function showRun(runId) {
   setNav("nav-runs");
   main.replaceChildren(el("p", { class: "muted", text: "Loading run…" }));
+  const id = encodeURIComponent(runId);
   let run;
   try {
-    run = await api(`/api/runs/${encodeURIComponent(runId)}?sources=false&narrative=false`);
+    run = await api(`/api/runs/${id}?sources=false&narrative=false`);
   } catch (err) {
     main.replaceChildren();
     showError(main, err);
     return;
   }
+  const traced = api(`/api/runs/${id}/backtrack`).then((bt) => [bt, null], (err) => [null, err.message]);  // traced while the page is drawn
   main.replaceChildren();
   const head = el("section", { id: "run-head" },
     el("h1", {}, `Run `, el("span", { class: "mono", text: run.run_id }), " ", badge(run.status)),
@@ -180,36 +215,33 @@ async function showRun(runId) {
     el("h2", { text: "Question" }), el("div", { class: "question", id: "question", text: run.question ?? "(no question recorded)" }),
     el("h2", { text: "Answer" }), el("div", { class: "answer", id: "answer", text: run.answer ?? "(no answer)" }));
   const sources = el("section", { id: "sources-loading" }, el("h2", { text: "Sources that reached the answer" }), el("p", { class: "muted", text: "Tracing every source back to where it was born…" }));
-  main.append(head, sources, proveSection(run), el("div", { class: "grid" }, stagesSection(run), timelineSection(run)), narrativeSection(run));
+  const hits = new Set();
+  main.append(head, sources, proveSection(run), el("div", { class: "grid" }, stagesSection(run, hits), timelineSection(run)), narrativeSection(run));
   main.focus();
-  let bt = null;
-  let why = null;
-  try {
-    bt = await api(`/api/runs/${encodeURIComponent(runId)}/backtrack`);
-  } catch (err) {
-    why = err.message;
-  }
-  if (sources.isConnected) sources.replaceWith(sourcesSection(run, bt ? bt.sources : [], why));
+  const [bt, why] = await traced;
+  if (sources.isConnected) sources.replaceWith(sourcesSection(run, bt ? bt.sources : [], why, hits));
 }
 
-function sourcesSection(run, trails, why) {
+function sourcesSection(run, trails, why, hits) {
   const sec = el("section", { id: "sources" }, el("h2", { text: `Sources that reached the answer (${trails.length}) — ANSWER ← READ ← LANDED ← ALLOWED ← BORN` }));
   if (!trails.length) sec.append(el("p", { class: "muted", text: why || "No source reached a model call." }));
-  for (const s of trails) {
-    const box = el("div", { class: "source", "data-source-id": s.id });
+  const box = el("div", { class: "source-list" });
+  sec.append(box);
+  lazyList(box, trails, (s) => {
+    const item = el("div", { class: "source", "data-source-id": s.id });
     const toggle = el("button", { "aria-expanded": "false", class: "source-toggle" }, el("b", { text: `[${s.kind}] ` }), el("span", { class: "mono", text: s.id }), " — ", (s.text || "").slice(0, 140));
-    const line = el("div", { class: "chainline", text: hopsLine(s) });
-    box.append(toggle, line);
-    toggle.addEventListener("click", () => openSource(run, s, box, toggle));
-    sec.append(box);
-  }
+    item.append(toggle, el("div", { class: "chainline", text: hopsLine(s) }));
+    toggle.addEventListener("click", () => openSource(run, s, item, toggle, hits));
+    return item;
+  });
   return sec;
 }
 
-async function openSource(run, s, box, toggle) {
+async function openSource(run, s, box, toggle, hits) {
   const open = box.classList.toggle("open");
   toggle.setAttribute("aria-expanded", String(open));
   for (const d of box.querySelectorAll(".hops, .detail")) d.remove();
+  hits.clear();
   for (const li of document.querySelectorAll("ol.steps li.hit")) li.classList.remove("hit");
   if (!open) return;
   const hops = el("ol", { class: "hops" }, ...s.hops.map((h) => el("li", {}, el("span", { class: "hop", text: h.kind.toUpperCase() }), el("span", { class: "mono", text: h.runtime_stage_id || "(definition)" }), " ", h.detail, h.note ? ` (${h.note})` : "")));
@@ -221,37 +253,53 @@ async function openSource(run, s, box, toggle) {
     const born = info.born ? `${info.born.detail}${info.born.runtime_stage_id ? ` at ${info.born.runtime_stage_id}` : " (declared before the run)"}` : "not recorded";
     detail.replaceChildren(el("div", { class: "born" }, el("b", { text: "Born: " }), born),
       el("div", { class: "slice" }, el("b", { text: `Forward slice (${info.forward_slice.length} stages that read it or what it fed): ` }), el("span", { class: "mono", text: info.forward_slice.join(" → ") || "none" })));
-    for (const id of info.forward_slice) {
-      const li = document.querySelector(`ol.steps li[data-stage="${CSS.escape(id)}"]`);
-      if (li) li.classList.add("hit");
-    }
+    for (const id of info.forward_slice) hits.add(id);  // steps not drawn yet are marked when they are
+    for (const li of document.querySelectorAll("ol.steps li[data-stage]")) if (hits.has(li.dataset.stage)) li.classList.add("hit");
   } catch (err) {
     detail.replaceChildren();
     showError(detail, err);
   }
 }
 
-function stagesSection(run) {
+function stagesSection(run, hits) {
   const nodes = run.flow.nodes;
   const flow = el("div", { class: "flow", id: "flowchart", role: "img", "aria-label": "Stages taken" });
   nodes.forEach((n, i) => {
     if (i) flow.append(el("span", { class: "arrow", text: "→" }));
-    flow.append(el("span", { class: `node${n.failed ? " failed" : ""}`, title: n.id }, n.name, el("span", { class: "n", text: `×${n.visits}` })));
+    flow.append(el("span", { class: `node${n.failed ? " failed" : ""}`, title: n.description ? `${n.id}: ${n.description}` : n.id }, n.name, el("span", { class: "n", text: `×${n.visits}` })));
   });
-  const steps = el("ol", { class: "steps", id: "steps" }, ...run.steps.map((s) => el("li", { class: s.failed ? "failed" : "", "data-stage": s.id },
-    el("span", { class: "mono", text: s.id }), ` ${s.name}`, s.chosen ? ` → ${s.chosen.join(", ")}` : "", s.paused ? " (paused)" : "", s.error ? ` (error: ${s.error})` : "")));
+  const steps = el("ol", { class: "steps", id: "steps", tabindex: "0", "aria-label": "Steps taken: ↑↓ or j k move, Home End jump" });
+  steps.lazy = lazyList(steps, run.steps, (s) => el("li", { class: `${s.failed ? "failed" : ""}${hits.has(s.id) ? " hit" : ""}`.trim() || null, "data-stage": s.id, tabindex: "-1" },
+    el("span", { class: "mono", text: s.id }), ` ${s.name}`, s.chosen ? ` → ${s.chosen.join(", ")}` : "", s.paused ? " (paused)" : "", s.error ? ` (error: ${s.error})` : ""));
   return el("section", { id: "stages" }, el("h2", { text: `Stages taken (${run.steps.length})` }), flow, steps);
 }
 
+function moveInSteps(steps, key) {
+  const lazy = steps.lazy;
+  const items = steps.children;
+  const at = document.activeElement && document.activeElement.parentElement === steps ? [...items].indexOf(document.activeElement) : -1;
+  let to;
+  if (key === "Home") to = 0;
+  else if (key === "End") { lazy.all(); to = items.length - 1; }
+  else if (key === "PageDown" || key === "PageUp") to = at + (key === "PageDown" ? 10 : -10);
+  else to = at + (key === "ArrowDown" || key === "j" ? 1 : -1);
+  if (to >= items.length - 1 && lazy.done < lazy.total) lazy.more(CHUNK_ITEMS);
+  to = Math.min(items.length - 1, Math.max(0, to));
+  if (items[to]) items[to].focus();
+}
+
 function timelineSection(run) {
-  const rows = run.timeline.map((t) => t.kind === "model"
+  const row = (t) => t.kind === "model"
     ? el("tr", { class: "model" }, el("td", { text: "model" }), el("td", { class: "mono", text: t.at }), el("td", { text: t.model || "" }),
       el("td", { text: `${t.input_tokens ?? "—"} / ${t.output_tokens ?? "—"}` }), el("td", { text: t.latency_ms != null ? `${t.latency_ms.toFixed(1)} ms` : "—" }),
       el("td", { text: t.cost != null ? String(t.cost) : "—" }), el("td", { text: t.tool_calls.length ? `asks ${t.tool_calls.join(", ")}` : t.finish_reason || "" }))
     : el("tr", { class: `tool${t.failed ? " failed" : ""}` }, el("td", { text: "tool" }), el("td", { class: "mono", text: t.at }), el("td", { text: t.name || "" }),
-      el("td", { text: "" }), el("td", { text: t.latency_ms != null ? `${t.latency_ms.toFixed(2)} ms` : "—" }), el("td", { text: "—" }), el("td", { text: t.failed ? `error ${t.error_code || ""}` : "ok" })));
+      el("td", { text: "" }), el("td", { text: t.latency_ms != null ? `${t.latency_ms.toFixed(2)} ms` : "—" }), el("td", { text: "—" }), el("td", { text: t.failed ? `error ${t.error_code || ""}` : "ok" }));
+  const body = el("tbody");
+  lazyList(body, run.timeline, row);
   return el("section", { id: "timeline" }, el("h2", { text: `Model and tool calls (${run.timeline.length})` }),
-    el("table", {}, el("thead", {}, el("tr", {}, ...["", "step", "model / tool", "tokens in / out", "latency", "cost", "result"].map((h) => el("th", { text: h })))), el("tbody", {}, ...rows)));
+    el("div", { class: "calls", tabindex: "0", role: "region", "aria-label": "Model and tool calls" },
+      el("table", {}, el("thead", {}, el("tr", {}, ...["", "step", "model / tool", "tokens in / out", "latency", "cost", "result"].map((h) => el("th", { text: h })))), body)));
 }
 
 function narrativeSection(run) {
@@ -397,6 +445,10 @@ document.addEventListener("keydown", (e) => {
   if (e.key === "/") {
     const q = document.getElementById("q");
     if (q) { e.preventDefault(); q.focus(); }
+  } else if (document.activeElement && document.activeElement.closest && document.activeElement.closest("#steps")
+    && ["ArrowDown", "ArrowUp", "j", "k", "Home", "End", "PageDown", "PageUp"].includes(e.key)) {
+    e.preventDefault();
+    moveInSteps(document.getElementById("steps"), e.key);
   } else if (["ArrowDown", "ArrowUp", "j", "k"].includes(e.key)) {
     const rows = [...document.querySelectorAll("tr.run")];
     if (!rows.length) return;
