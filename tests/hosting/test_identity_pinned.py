@@ -451,3 +451,19 @@ async def test_the_defaults_are_a_5s_fetch_300s_cache_and_30s_between_refetches(
     assert await binder(Req(f"Bearer {token()}")) == ALICE
     await settle()
     assert len(seen) == 3
+
+
+async def test_an_rsa_jwk_without_alg_verifies_every_accepted_rsa_algorithm_and_one_with_alg_only_its_own() -> None:
+    bare = {k: v for k, v in jwk(RSA_KEY, "rsa-1").items() if k != "alg"}
+    assert "alg" not in bare
+    rsa = ["RS256", "RS384", "RS512", "PS256"]
+    loose = bound({"keys": [bare]}, algorithms=rsa)
+    for alg in rsa:
+        assert await loose(Req(f"Bearer {token(alg=alg)}")) == ALICE, alg
+    assert await reason(loose, f"Bearer {token(RSA_NEXT, alg='RS512')}") == "ERR_AGUI_TOKEN_SIGNATURE"
+    assert await reason(loose, f"Bearer {token(EC_KEY, alg='ES256')}") == "ERR_AGUI_TOKEN_ALGORITHM"
+    pinned = bound({"keys": [{**bare, "alg": "RS256"}]}, algorithms=rsa)
+    assert await pinned(Req(f"Bearer {token(alg='RS256')}")) == ALICE
+    assert await reason(pinned, f"Bearer {token(alg='RS512')}") == "ERR_AGUI_TOKEN_ALGORITHM"
+    only = bound({"keys": [bare]}, algorithms=["RS256"])
+    assert await reason(only, f"Bearer {token(alg='RS512')}") == "ERR_AGUI_TOKEN_ALGORITHM"

@@ -112,7 +112,7 @@ class JwtIdentity:
         kid = header.get("kid")
         if kid is not None and not isinstance(kid, str):
             raise _refuse("ERR_AGUI_TOKEN_MALFORMED")
-        key = await self._key(kid)
+        key = _bound_to(await self._key(kid), alg)
         try:
             claims = jwt.decode(
                 token,
@@ -251,6 +251,25 @@ def _key_set(jwks: Mapping[str, Any]) -> dict[str | None, Any]:
         kid = entry.get("kid")
         found[kid if isinstance(kid, str) else None] = key
     return found
+
+
+_RSA_FAMILY = ("RS", "PS")
+
+
+def _bound_to(key: Any, alg: str) -> Any:
+    """``key`` for a token signed with ``alg``: an RSA JWK that names no ``alg`` verifies every RSA algorithm the
+    host accepts (PyJWT binds such a key to RS256 alone); a key that names its algorithm keeps it."""
+    data = getattr(key, "_jwk_data", None)
+    if getattr(key, "algorithm_name", alg) == alg or not isinstance(data, Mapping) or data.get("alg") is not None:
+        return key
+    if data.get("kty") != "RSA" or not alg.startswith(_RSA_FAMILY):
+        return key
+    from jwt import PyJWK, PyJWTError
+
+    try:
+        return PyJWK(dict(data), algorithm=alg)
+    except (PyJWTError, ValueError, TypeError, KeyError):  # cannot happen for a key already read as RSA; refused below
+        return key
 
 
 def _reason(err: Exception) -> str:
