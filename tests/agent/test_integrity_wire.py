@@ -26,12 +26,9 @@ def _spec(name: str) -> ToolSpec:
     return ToolSpec(name=name, description=name, input_schema={"type": "object"})
 
 
-@settings(max_examples=80, deadline=None)
-@given(steps=st.lists(STEP, min_size=1, max_size=12), keyed=st.booleans())
-def test_property_the_extended_digest_is_the_digest_of_all_parts(steps: list[tuple[str, Any]], keyed: bool) -> None:
-    key = b"k" * 32 if keyed else None
-    memo, previous, rows = WireMemo(key), [], []
-    system, messages, tools = "You help.", [Message(role="user", content="hi")], [_spec("a")]
+def _requests(steps: list[tuple[str, Any]], system: str) -> list[LLMRequest]:
+    """The request after each step: a message said, the first edited, the last dropped, a new system or tool."""
+    messages, tools, out = [Message(role="user", content="hi")], [_spec("a")], []
     for kind, text in steps:
         if kind == "say":
             messages = [*messages, Message(role="assistant" if len(messages) % 2 else "user", content=text)]
@@ -43,8 +40,18 @@ def test_property_the_extended_digest_is_the_digest_of_all_parts(steps: list[tup
             messages = messages[:-1] or messages
         else:
             tools = [*tools, _spec(f"t{len(tools)}")]
-        row = wire_manifest(LLMRequest(system_prompt=system, messages=messages, tools=tools), 1, key, previous, memo)
-        fresh = wire_manifest(LLMRequest(system_prompt=system, messages=messages, tools=tools), 1, key)
+        out.append(LLMRequest(system_prompt=system, messages=messages, tools=tools))
+    return out
+
+
+@settings(max_examples=80, deadline=None)
+@given(steps=st.lists(STEP, min_size=1, max_size=12), keyed=st.booleans())
+def test_property_the_extended_digest_is_the_digest_of_all_parts(steps: list[tuple[str, Any]], keyed: bool) -> None:
+    key = b"k" * 32 if keyed else None
+    memo, previous, rows = WireMemo(key), [], []
+    for request in _requests(steps, "You help."):
+        row = wire_manifest(request, 1, key, previous, memo)
+        fresh = wire_manifest(request, 1, key)
         (rebuilt,) = full_parts([fresh])
         assert rebuilt is not None and row["sha256"] == fresh["sha256"] == digest("".join(p[:64] for p in rebuilt), key)
         previous = [*previous[: row["kept"]], *row["parts"]]
@@ -58,19 +65,7 @@ def test_property_the_extended_digest_is_the_digest_of_all_parts(steps: list[tup
 def test_property_the_memo_alone_records_what_the_full_list_does(steps: list[tuple[str, Any]], keyed: bool) -> None:
     key = b"k" * 32 if keyed else None
     by_list, by_memo, previous = WireMemo(key), WireMemo(key), []
-    system, messages, tools = "You help.\n\nBe brief.", [Message(role="user", content="hi")], [_spec("a")]
-    for kind, text in steps:
-        if kind == "say":
-            messages = [*messages, Message(role="assistant" if len(messages) % 2 else "user", content=text)]
-        elif kind == "edit":
-            messages = [Message(role="user", content=text), *messages[1:]]
-        elif kind == "system":
-            system = text
-        elif kind == "drop":
-            messages = messages[:-1] or messages
-        else:
-            tools = [*tools, _spec(f"t{len(tools)}")]
-        request = LLMRequest(system_prompt=system, messages=messages, tools=tools)
+    for request in _requests(steps, "You help.\n\nBe brief."):
         row = wire_manifest(request, 1, key, previous, by_list)
         assert wire_manifest(request, 1, key, memo=by_memo) == row
         previous = [*previous[: row["kept"]], *row["parts"]]
