@@ -162,12 +162,13 @@ function hopsLine(s) {
   return s.hops.map((h) => h.kind.toUpperCase()).join(" ← ");
 }
 
-// Long lists (steps, calls, sources) show a first screenful at once; the rest is built in idle time, one
-// DocumentFragment per chunk, or sooner when the list's end scrolls near or the keyboard moves past it.
+// Long lists (steps, calls, sources) show a first screenful at once; the rest is built in idle time once ``after``
+// settles (the sources' trace first), one DocumentFragment per chunk, or sooner when the list's end scrolls near or
+// the keyboard moves past it.
 const FIRST_ITEMS = 40;
 const CHUNK_ITEMS = 200;
 
-function lazyList(container, items, make) {
+function lazyList(container, items, make, after = Promise.resolve()) {
   let done = 0;
   const list = { container, total: items.length, get done() { return done; } };
   const watch = "IntersectionObserver" in window
@@ -191,7 +192,7 @@ function lazyList(container, items, make) {
     if (done < items.length) requestIdleCallback(idle, { timeout: 500 });
   };
   list.more(FIRST_ITEMS);
-  if (done < items.length && typeof window.requestIdleCallback === "function") requestIdleCallback(idle, { timeout: 500 });
+  if (done < items.length && typeof window.requestIdleCallback === "function") after.then(() => requestIdleCallback(idle, { timeout: 500 }));
   return list;
 }
 
@@ -216,7 +217,7 @@ async function showRun(runId) {
     el("h2", { text: "Answer" }), el("div", { class: "answer", id: "answer", text: run.answer ?? "(no answer)" }));
   const sources = el("section", { id: "sources-loading" }, el("h2", { text: "Sources that reached the answer" }), el("p", { class: "muted", text: "Tracing every source back to where it was born…" }));
   const hits = new Set();
-  main.append(head, sources, proveSection(run), el("div", { class: "grid" }, stagesSection(run, hits), timelineSection(run)), narrativeSection(run));
+  main.append(head, sources, proveSection(run), el("div", { class: "grid" }, stagesSection(run, hits, traced), timelineSection(run, traced)), narrativeSection(run));
   main.focus();
   const [bt, why] = await traced;
   if (sources.isConnected) sources.replaceWith(sourcesSection(run, bt ? bt.sources : [], why, hits));
@@ -261,7 +262,7 @@ async function openSource(run, s, box, toggle, hits) {
   }
 }
 
-function stagesSection(run, hits) {
+function stagesSection(run, hits, after) {
   const nodes = run.flow.nodes;
   const flow = el("div", { class: "flow", id: "flowchart", role: "img", "aria-label": "Stages taken" });
   nodes.forEach((n, i) => {
@@ -270,7 +271,7 @@ function stagesSection(run, hits) {
   });
   const steps = el("ol", { class: "steps", id: "steps", tabindex: "0", "aria-label": "Steps taken: ↑↓ or j k move, Home End jump" });
   steps.lazy = lazyList(steps, run.steps, (s) => el("li", { class: `${s.failed ? "failed" : ""}${hits.has(s.id) ? " hit" : ""}`.trim() || null, "data-stage": s.id, tabindex: "-1" },
-    el("span", { class: "mono", text: s.id }), ` ${s.name}`, s.chosen ? ` → ${s.chosen.join(", ")}` : "", s.paused ? " (paused)" : "", s.error ? ` (error: ${s.error})` : ""));
+    el("span", { class: "mono", text: s.id }), ` ${s.name}`, s.chosen ? ` → ${s.chosen.join(", ")}` : "", s.paused ? " (paused)" : "", s.error ? ` (error: ${s.error})` : ""), after);
   return el("section", { id: "stages" }, el("h2", { text: `Stages taken (${run.steps.length})` }), flow, steps);
 }
 
@@ -288,7 +289,7 @@ function moveInSteps(steps, key) {
   if (items[to]) items[to].focus();
 }
 
-function timelineSection(run) {
+function timelineSection(run, after) {
   const row = (t) => t.kind === "model"
     ? el("tr", { class: "model" }, el("td", { text: "model" }), el("td", { class: "mono", text: t.at }), el("td", { text: t.model || "" }),
       el("td", { text: `${t.input_tokens ?? "—"} / ${t.output_tokens ?? "—"}` }), el("td", { text: t.latency_ms != null ? `${t.latency_ms.toFixed(1)} ms` : "—" }),
@@ -296,7 +297,7 @@ function timelineSection(run) {
     : el("tr", { class: `tool${t.failed ? " failed" : ""}` }, el("td", { text: "tool" }), el("td", { class: "mono", text: t.at }), el("td", { text: t.name || "" }),
       el("td", { text: "" }), el("td", { text: t.latency_ms != null ? `${t.latency_ms.toFixed(2)} ms` : "—" }), el("td", { text: "—" }), el("td", { text: t.failed ? `error ${t.error_code || ""}` : "ok" }));
   const body = el("tbody");
-  lazyList(body, run.timeline, row);
+  lazyList(body, run.timeline, row, after);
   return el("section", { id: "timeline" }, el("h2", { text: `Model and tool calls (${run.timeline.length})` }),
     el("div", { class: "calls", tabindex: "0", role: "region", "aria-label": "Model and tool calls" },
       el("table", {}, el("thead", {}, el("tr", {}, ...["", "step", "model / tool", "tokens in / out", "latency", "cost", "result"].map((h) => el("th", { text: h })))), body)));
