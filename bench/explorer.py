@@ -3,12 +3,16 @@ with and without the summary columns) and of the same runs in PostgreSQL, a 200-
 rendered in Chromium), and the server's memory over 1,000 page loads (the RSS of ``agentfootprint ui`` at load 100
 against load 1,000, and the live Python heap a load leaves behind, by tracemalloc). Writes results/explorer.json.
 
-Goals (issue 36): list <= 300 ms, a 200-iteration run's page <= 1 s, memory flat over 1,000 loads."""
+Goals (issue 36): list <= 300 ms, a 200-iteration run's page <= 1 s, memory flat over 1,000 loads.
+
+``python bench/explorer.py --run-page`` measures only the 200-iteration run's page (served from a store holding just
+that run) and updates those figures in results/explorer.json, keeping the others."""
 
 from __future__ import annotations
 
 import gc
 import json
+import os
 import random
 import resource
 import shutil
@@ -33,14 +37,11 @@ from tests._postgres import throwaway_postgres  # noqa: E402
 from tests.explorer import _runs  # noqa: E402
 from tests.explorer._server import serving  # noqa: E402
 
-from agentfootprint import Agent  # noqa: E402
 from agentfootprint._flagship import QUESTION, refunds_agent  # noqa: E402
 from agentfootprint.explain import Recording, recording_of  # noqa: E402
 from agentfootprint.explorer import explorer_app  # noqa: E402
-from agentfootprint.providers import LLMRequest, mock  # noqa: E402
 from agentfootprint.stores import open_store  # noqa: E402
 from agentfootprint.stores.recordings import SQLiteRecordingStore  # noqa: E402
-from agentfootprint.tools import define_tool  # noqa: E402
 
 RUNS = 10_000
 LIST_GOAL_MS = 300.0
@@ -48,36 +49,13 @@ PAGE_GOAL_MS = 1000.0
 LOADS = 1000
 MARKS = (100, 250, 500, 750, 1000)
 FLAT = 0.05
+ITERATIONS = 200
 """Memory is flat when RSS grows by less than this share from load 100 to load 1,000 ..."""
 HEAP_PER_LOAD = 1024.0
 """... and a page load leaves less than this many bytes of live Python heap behind (a run's view is ~100 KB)."""
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 AGENTS = [f"agent-{i:02d}" for i in range(12)]
 WORDS = ["refund", "invoice", "shipping", "warranty", "APPROVED", "DECLINED", "order", "late", "VIP", "policy"]
-
-
-def long_run(iterations: int) -> Recording:
-    """A run that calls a tool ``iterations - 1`` times before answering (one model call per iteration)."""
-
-    def respond(req: LLMRequest) -> Any:
-        calls = sum(1 for m in req.messages if m.role == "tool")
-        if calls < iterations - 1:
-            return {"tool_calls": [{"id": f"c{calls}", "name": "step", "args": {"n": calls}}]}
-        return f"done after {calls} steps"
-
-    step = define_tool(
-        name="step",
-        description="One step of a long task.",
-        input_schema={"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
-        execute=lambda args, ctx: f"step {args['n']} ok",
-    )
-    agent = (
-        Agent.create(provider=mock(respond=respond), model="m", name="long", max_iterations=iterations + 1)
-        .system("Work through the steps.")
-        .tool(step)
-        .build()
-    )
-    return recording_of(agent.run_sync("Do the long task"))
 
 
 def variant(base: Recording, rng: random.Random, i: int) -> tuple[str, dict[str, Any]]:
@@ -241,36 +219,130 @@ def postgres_listing(bases: list[Recording]) -> dict[str, Any] | None:
     return {"store_build_s": built, "listing_columns_added_s": columns, "list_ms": listed}
 
 
-def browser_page_ms(base: str, run_id: str) -> dict[str, float] | None:
-    """The run page in headless Chromium, median of 5: until question, stages and calls are on screen, and until
-    every source's chain is; None without Chromium."""
+MARKS_JS = """
+window.__marks = {};
+const mark = (name) => {
+  window.__marks[name] = performance.now();
+  requestAnimationFrame(() => setTimeout(() => { window.__marks[name + "_painted"] = performance.now(); }, 0));
+};
+const has = (sel) => document.querySelector(sel) !== null;
+const SHOWN = ["#question", "#answer", "#flowchart", "#steps li", "#timeline tbody tr", "#narrative summary"];
+new MutationObserver(() => {
+  const m = window.__marks;
+  if (!("shown" in m) && SHOWN.every(has)) mark("shown");
+  if (!("sources" in m) && has("#sources")) mark("sources");
+  if (!("everything" in m) && document.querySelectorAll("[data-complete]").length === 3) mark("everything");
+}).observe(document, { subtree: true, childList: true, attributes: true });
+"""
+"""Times the run page marks itself (ms from the start of the navigation): ``shown`` when question, answer,
+flowchart, the first steps and calls and the narrative are in the page, ``sources`` when every source's chain
+is, ``everything`` when the last step, call and source are drawn; each ``_painted`` at the frame after."""
+
+
+def browser_page_ms(base: str, run_id: str) -> dict[str, Any] | None:
+    """The run page in headless Chromium, median of 5 loads after a first: the page's own marks (from the start of
+    the navigation to the frame that shows it), and the wall time Playwright sees (its polling included); None
+    without Chromium."""
     if shutil.which("/usr/bin/chromium") is None:
         return None
     from playwright.sync_api import sync_playwright
 
-    shown, traced = [], []
+    marks: list[dict[str, float]] = []
+    wall: dict[str, list[float]] = {"page_shown": [], "sources_traced": []}
+    done = "() => 'everything_painted' in window.__marks && 'sources_painted' in window.__marks"
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True)
-        page = browser.new_page()
+        page = browser.new_page(viewport={"width": 1280, "height": 1000})
         page.set_default_timeout(60_000)
+        page.add_init_script(MARKS_JS)
         for _ in range(6):
             page.goto("about:blank")
             t0 = time.perf_counter()
             page.goto(f"{base}/#/run/{run_id}")
-            page.locator("#steps li").last.wait_for()
-            shown.append((time.perf_counter() - t0) * 1000.0)
-            page.locator("#sources").wait_for()
-            traced.append((time.perf_counter() - t0) * 1000.0)
+            page.locator("#timeline tbody tr").first.wait_for()
+            wall["page_shown"].append((time.perf_counter() - t0) * 1000.0)
+            page.locator("#sources .source").first.wait_for()
+            wall["sources_traced"].append((time.perf_counter() - t0) * 1000.0)
+            while not page.evaluate(done):  # the page's CSP refuses wait_for_function's eval
+                time.sleep(0.05)
+            marks.append(page.evaluate("() => window.__marks"))
         browser.close()
+
+    def median(name: str) -> float:
+        return round(statistics.median(m[name] for m in marks[1:]), 1)
+
     return {
-        "page_shown": round(statistics.median(shown[1:]), 2),
-        "sources_traced": round(statistics.median(traced[1:]), 2),
+        "page_shown": median("shown_painted"),
+        "sources_traced": median("sources_painted"),
+        "everything_drawn": median("everything_painted"),
+        "wall_ms_seen_by_playwright": {k: round(statistics.median(v[1:]), 1) for k, v in wall.items()},
     }
+
+
+def run_page(base: str, long: Recording, flagship_id: str | None) -> dict[str, Any]:
+    """The 200-iteration run's page: the JSON the page asks for (and with narrative, with everything), its
+    sources, and the page in Chromium."""
+    url = f"{base}/api/runs/{long.snapshot.run_id}"
+    page_url = url + "?sources=false&narrative=false"
+    found: dict[str, Any] = {
+        "api_200_iterations_page": median_ms(page_url, repeat=5),
+        "api_200_iterations_page_kb": round(len(get(page_url)[1]) / 1024, 1),
+        "api_200_iterations_backtrack": median_ms(url + "/backtrack", repeat=3),
+        "api_200_iterations_with_narrative": median_ms(url + "?sources=false", repeat=3),
+        "api_200_iterations_everything": median_ms(url, repeat=3),
+    }
+    if flagship_id is not None:
+        found["api_flagship"] = median_ms(f"{base}/api/runs/{flagship_id}")
+    found["browser_200_iterations"] = browser_page_ms(base, long.snapshot.run_id)
+    found["load_average_1min"] = round(os.getloadavg()[0], 1)  # a shared machine: how busy it was
+    return found
+
+
+def page_verdict(page: dict[str, Any]) -> dict[str, bool]:
+    """Whether the run's page is within the goal: its JSON, and in Chromium the page and its sources' chains."""
+    shown = page["browser_200_iterations"]
+    return {
+        "run_page_ok": page["api_200_iterations_page"] <= PAGE_GOAL_MS
+        and (shown is None or shown["page_shown"] <= PAGE_GOAL_MS),
+        "sources_within_goal": page["api_200_iterations_backtrack"] <= PAGE_GOAL_MS
+        and (shown is None or shown["sources_traced"] <= PAGE_GOAL_MS),
+    }
+
+
+def long_run_figures(long: Recording) -> dict[str, Any]:
+    return {
+        "iterations": ITERATIONS,
+        "commits": len(long.snapshot.commit_log),
+        "body_kb": round(len(long.model_dump_json()) / 1024, 1),
+    }
+
+
+def only_run_page() -> None:
+    """Measure the run page alone (a store holding just the long run) and update those figures in the results."""
+    long = _runs.long_run(ITERATIONS)
+    out = Path(__file__).parent / "results" / "explorer.json"
+    results = json.loads(out.read_text(), object_pairs_hook=lambda kv: {int(k) if k.isdigit() else k: v for k, v in kv})
+    for key in ("benchmark", "python", "machine"):
+        results.pop(key, None)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "long.sqlite"
+        store = SQLiteRecordingStore(path)
+        store.put(long.snapshot.run_id, long.model_dump_json(), agent="long", question="Do the long task")
+        store.close()
+        with serving(explorer_app(path)) as base:
+            page = run_page(base, long, None)
+    page["api_flagship"] = results.get("run_page_ms", {}).get("api_flagship")
+    results["run_page_ms"] = page
+    results["long_run"] = long_run_figures(long)
+    results["run_page_when"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    results["verdict"].update(page_verdict(page))
+    write_results("explorer", results)
+    print(json.dumps({"run_page_ms": page, "verdict": results["verdict"]}, indent=1))
 
 
 def main() -> None:
     bases = [_runs.wrong(), _runs.fixed(), _runs.paused(), recording_of(refunds_agent().run_sync(QUESTION))]
-    long = long_run(200)
+    long = _runs.long_run(ITERATIONS)
     print("runs made", flush=True)
     results: dict[str, Any] = {"runs": RUNS, "goals_ms": {"list": LIST_GOAL_MS, "run_page": PAGE_GOAL_MS}}
     with tempfile.TemporaryDirectory() as tmp:
@@ -287,11 +359,7 @@ def main() -> None:
         store = SQLiteRecordingStore(path)
         store.put(long.snapshot.run_id, long.model_dump_json(), agent="long", question="Do the long task")
         store.close()
-        results["long_run"] = {
-            "iterations": 200,
-            "commits": len(long.snapshot.commit_log),
-            "body_kb": round(len(long.model_dump_json()) / 1024, 1),
-        }
+        results["long_run"] = long_run_figures(long)
         for name, (store_path, _) in stores.items():
             t0 = time.perf_counter()
             with serving(explorer_app(store_path)) as base:
@@ -301,14 +369,9 @@ def main() -> None:
                 results.setdefault("list_ms", {})[name] = listing(base)
             print(f"listing {name} done", flush=True)
         with serving(explorer_app(path)) as base:
-            long_url = f"{base}/api/runs/{long.snapshot.run_id}"
-            results["run_page_ms"] = {
-                "api_200_iterations_page": median_ms(long_url + "?sources=false", repeat=5),
-                "api_200_iterations_backtrack": median_ms(long_url + "/backtrack", repeat=3),
-                "api_200_iterations_everything": median_ms(long_url, repeat=3),
-                "api_flagship": median_ms(f"{base}/api/runs/{ids[0]}"),
-                "browser_200_iterations": browser_page_ms(base, long.snapshot.run_id),
-            }
+            get(f"{base}/api/runs")  # the store mirrored first: its mirroring must not share the page's time
+            results["run_page_ms"] = run_page(base, long, ids[0])
+            results["run_page_when"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
             print("run page done", flush=True)
             results["memory"] = memory_over_loads(path, base, ids)
             print("memory done", flush=True)
@@ -320,8 +383,7 @@ def main() -> None:
         "list_every_filter_ok": worst_list <= LIST_GOAL_MS,
         "list_worst_ms": worst_list,
         "list_worst_without_summaries_ms": max(results["list_ms"]["without_summaries"].values()),
-        "run_page_ok": results["run_page_ms"]["api_200_iterations_page"] <= PAGE_GOAL_MS,
-        "sources_within_goal": results["run_page_ms"]["api_200_iterations_backtrack"] <= PAGE_GOAL_MS,
+        **page_verdict(results["run_page_ms"]),
         "memory_flat": results["memory"]["flat"],
         "list_worst_postgres_ms": max(results["postgres"]["list_ms"].values()) if results["postgres"] else None,
     }
@@ -331,4 +393,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    if "--run-page" in sys.argv:
+        only_run_page()
+    else:
+        main()
