@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from agentfootprint._sync import run_sync
 from agentfootprint.agent import CallTool, Extension, RunContext, ToolCallRequest
-from agentfootprint.agent._repeated import REPEATED_CALL_THRESHOLD, repeated_note
+from agentfootprint.agent._fork_start import Restart, before_nudge, probe_iteration, restart_agent, restarts
 from agentfootprint.agent.config import READ_SKILL
 from agentfootprint.context import Injection, InjectionContext, Trigger
 from agentfootprint.explain._runs import WhatIfError, read_value
@@ -45,7 +45,7 @@ class ForkMismatchError(WhatIfError):
 
 
 # -- the recorded run ----------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Call:
     """One recorded model call: its reply, what it offered and the digest of its request (when receipts were on)."""
 
@@ -93,9 +93,10 @@ def _calls(snap: FlowSnapshot, namespaces: frozenset[str] = _ROOT) -> list[_Call
     for c in snap.commit_log:
         if c.stage_id != "call-llm" or c.namespace not in namespaces or not c.applied or c.failed:
             continue
-        llm = _written(c, "llm_call") or {}
-        reply = _written(c, "last_response")
-        receipts = _written(c, "model_receipts")
+        wrote = {w.path: w.value for w in c.writes}  # the last write of each key wins, as it applied
+        llm = wrote.get("llm_call") or {}
+        reply = wrote.get("last_response")
+        receipts = wrote.get("model_receipts")
         receipt = receipts[-1] if isinstance(receipts, list) and receipts else None
         if not isinstance(reply, Mapping):
             continue
@@ -116,14 +117,15 @@ def _calls(snap: FlowSnapshot, namespaces: frozenset[str] = _ROOT) -> list[_Call
 
 
 def _tool_records(snap: FlowSnapshot, namespaces: frozenset[str] = _ROOT) -> list[dict[str, Any]]:
-    """Every tool result the run recorded in ``namespaces``, in order, each with the commit idx that landed it."""
+    """Every tool result the run recorded in ``namespaces``, in order, each with the commit idx that landed it
+    (a shallow copy: the recorded values inside are frozen, read only)."""
     out: list[dict[str, Any]] = []
     for c in snap.commit_log:
         if c.namespace not in namespaces or c.stage_id != "tool-calls" or not c.applied:
             continue
         for w in c.writes:
             if w.path == "tool_results" and w.verb == "append" and isinstance(w.value, list | tuple):
-                out.extend({**thaw(r), "_idx": c.idx} for r in w.value if isinstance(r, Mapping))
+                out.extend({**r, "_idx": c.idx} for r in w.value if isinstance(r, Mapping))
     return out
 
 
@@ -348,6 +350,24 @@ class _Cursor:
         return self.calls >= self.prefix
 
 
+def _served_reply(leg: _Leg, n: int) -> LLMResponse:
+    """The recorded reply of model call ``n``."""
+    recorded = thaw(leg.calls[n].reply)
+    reply = {k: v for k, v in recorded.items() if k in ("content", "tool_calls", "finish_reason", "model")}
+    reply["usage"] = recorded.get("usage") or {}
+    reply["tool_calls"] = [{k: v for k, v in tc.items() if k in ("id", "name", "args")} for tc in reply["tool_calls"]]
+    if recorded.get("reasoning"):
+        reply["reasoning"] = recorded["reasoning"]
+    if recorded.get("attempts"):
+        reply["attempts"] = recorded["attempts"]
+    try:
+        return LLMResponse.model_validate(reply)
+    except ValidationError:
+        raise WhatIfError(
+            f"the recorded reply of model call {n + 1} cannot be read", code="ERR_WHATIF_NOT_A_RUN"
+        ) from None
+
+
 class _ForkProvider:
     """The agent's provider for a fork: the first ``prefix`` calls are answered from the recording after their
     request is checked; the rest go to the real provider."""
@@ -409,22 +429,7 @@ class _ForkProvider:
 
     def _served(self, n: int) -> LLMResponse:
         """The recorded reply of model call ``n``."""
-        recorded = thaw(self._leg.calls[n].reply)
-        reply = {k: v for k, v in recorded.items() if k in ("content", "tool_calls", "finish_reason", "model")}
-        reply["usage"] = recorded.get("usage") or {}
-        reply["tool_calls"] = [
-            {k: v for k, v in tc.items() if k in ("id", "name", "args")} for tc in reply["tool_calls"]
-        ]
-        if recorded.get("reasoning"):
-            reply["reasoning"] = recorded["reasoning"]
-        if recorded.get("attempts"):
-            reply["attempts"] = recorded["attempts"]
-        try:
-            return LLMResponse.model_validate(reply)
-        except ValidationError:
-            raise WhatIfError(
-                f"the recorded reply of model call {n + 1} cannot be read", code="ERR_WHATIF_NOT_A_RUN"
-            ) from None
+        return _served_reply(self._leg, n)
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         served = self._replayed(request)
@@ -443,16 +448,14 @@ class _ForkProvider:
             yield chunk
 
 
-def _before_nudge(name: str, content: str) -> str:
-    """A recorded tool result as the tool returned it: the repeated-call sentence the loop appended is taken off,
-    so the loop tallies the served result and appends the sentence again exactly as it did."""
-    if not content.endswith("]"):
-        return content
-    for by_args in (False, True):
-        note = repeated_note(name, REPEATED_CALL_THRESHOLD, by_args)
-        if content.endswith(note):
-            return content[: -len(note)]
-    return content
+class _ProbeProvider(_ForkProvider):
+    """Checks the request the unchanged agent rebuilds at the fork step, then answers it from the recording."""
+
+    def _replayed(self, request: LLMRequest) -> LLMResponse | None:
+        n = self._cursor.calls
+        self._cursor.calls += 1
+        self._check(n, request)
+        return self._served(n)
 
 
 class ForkReplay(Extension):
@@ -491,7 +494,7 @@ class ForkReplay(Extension):
         if call.tool is not None and call.tool.pauses and record.get("answered_by") == "human":
             return await call_next(call)  # the pause is asked again, and answered from the recording on resume
         return ToolOutcome(
-            content=_before_nudge(call.name, str(record.get("content", ""))),
+            content=before_nudge(call.name, str(record.get("content", ""))),
             is_error=bool(record.get("is_error")),
             error_code=record.get("error_code"),
             truncated=bool(record.get("truncated")),
@@ -650,6 +653,108 @@ def _run_kwargs(run_input: Mapping[str, Any]) -> dict[str, Any]:
     return kwargs
 
 
+_FOLDABLE = frozenset(
+    {
+        "agentfootprint.honesty.extension.Honesty",
+        "agentfootprint.extensions.tool_sessions.ToolSessions",
+        "agentfootprint.extensions.receipts.Receipts",
+        "agentfootprint.extensions.integrity.Integrity",
+    }
+)
+"""Extensions whose per-run scratch is a cache or per-leg accounting: a run restarted at the fork step loses
+nothing they need (any other extension could keep what the prefix built, so its fork re-executes the prefix)."""
+
+
+def _fast_start(leg: _Leg, agent: Any, ordinal: int, at_idx: int) -> int | None:
+    """The commit a fork restarts the live run at (the first stage of the fork step's iteration), or None when
+    the prefix must be re-executed: a pause chain, a redacted record, or an extension outside ``_FOLDABLE``."""
+    snap = leg.snap
+    if not ordinal or leg.answers or snap.redacted or snap.resumed_from is not None:
+        return None
+    config = agent.config
+    if not config.redaction.empty or any(
+        f"{type(e).__module__}.{type(e).__qualname__}" not in _FOLDABLE for e in config.extensions
+    ):
+        return None
+    log = snap.commit_log
+    return next((i for i in range(at_idx - 1, 0, -1) if log[i].stage_id == "injection-engine"), None)
+
+
+def _items(value: Any) -> Sequence[Any]:
+    return value if isinstance(value, list | tuple) else [value]
+
+
+def _served_fold(reply: Any, commit: Commit) -> bool:
+    """Whether a tool-calls commit's history entries are the recorded reply it read and the tool results it
+    recorded (what re-executing it from the served records would append)."""
+    entries = [e for w in commit.writes if w.path == "history" and w.verb == "append" for e in _items(w.value)]
+    results = [r for w in commit.writes if w.path == "tool_results" and w.verb == "append" for r in _items(w.value)]
+    if not all(isinstance(x, Mapping) for x in (*entries, *results)):
+        return False
+    asked = [e for e in entries if e.get("role") == "assistant"]
+    told = [(e.get("tool_call_id"), e.get("content")) for e in entries if e.get("role") == "tool"]
+    if not isinstance(reply, Mapping) or len(asked) != 1:
+        return False
+    said = asked[0]
+    calls = [(c.get("id"), c.get("name")) for c in reply.get("tool_calls") or ()]
+    return (
+        said.get("content") == reply.get("content")
+        and said.get("tool_calls") == reply.get("tool_calls")
+        and (said.get("reasoning") or None) == (reply.get("reasoning") or None)
+        and told == [(r.get("call_id"), r.get("content")) for r in results]
+        and all((r.get("call_id"), r.get("name")) in calls for r in results)
+    )
+
+
+def _check_served(leg: _Leg, at_idx: int) -> None:
+    """Refuse a record whose replies or tool results before the fork step are not what its state was folded from
+    (a restored fork reads the state; the records are what a re-executed prefix would have served)."""
+    reply: Any = None
+    n = -1
+    for c in leg.snap.commit_log[:at_idx]:
+        if c.stage_id == "call-llm" and c.namespace in leg.namespaces and c.applied and not c.failed:
+            reply, n = _written(c, "last_response"), n + 1
+        elif c.stage_id == "tool-calls" and not _served_fold(reply, c):
+            if 0 <= n < len(leg.calls):
+                _served_reply(leg, n)  # an unreadable reply is refused as a re-executed prefix would refuse it
+            raise ForkMismatchError(
+                "a recorded reply or tool result before the fork step is not what the run went on from",
+                field="request",
+            )
+
+
+def _same_commits(recorded: Sequence[Commit], live: Sequence[Commit]) -> None:
+    """Refuse unless the fork step's iteration, run live over the restored state, made the recorded commits: the
+    agent rebuilt them as it did, from a state its own commits wrote (a tampered commit shows here)."""
+    if len(live) < len(recorded) or any(
+        (a.runtime_stage_id, dict(a.reads), [(w.path, w.verb, w.value) for w in a.writes])
+        != (b.runtime_stage_id, dict(b.reads), [(w.path, w.verb, w.value) for w in b.writes])
+        for a, b in zip(recorded, live, strict=False)
+    ):
+        raise ForkMismatchError("the fork step's iteration does not rebuild the recorded one", field="request")
+
+
+async def _probe(leg: _Leg, agent: Any, ordinal: int, point: Restart, kwargs: Mapping[str, Any], at_idx: int) -> None:
+    """Run the unchanged agent's loop stages from the fork step's iteration over the restored state through the
+    step's model call: the request must be the recorded one and every commit before it the recorded commit."""
+    from agentfootprint.agent import Agent
+
+    cursor = _Cursor(prefix=ordinal, calls=ordinal, check_at=True)
+    config = agent.config
+    probe = Agent(replace(config, provider=_ProbeProvider(config.provider, leg, cursor)))
+    try:
+        live = await probe_iteration(
+            probe, point, seed=kwargs.get("seed"), identity=kwargs.get("identity"), session_id=kwargs.get("session_id")
+        )
+    except Exception:
+        if cursor.refusal is not None:
+            raise cursor.refusal from None
+        raise
+    if cursor.calls != ordinal + 1:
+        raise ForkMismatchError("the restored run made no model call at the fork step", field="request")
+    _same_commits(leg.snap.commit_log[len(point.log) : at_idx], live)
+
+
 async def fork(
     run: Any, agent: Any, *, at: str, without: Sequence[str] = (), replace: Mapping[str, Any] | None = None
 ) -> Any:
@@ -670,8 +775,8 @@ async def fork(
         )
     leg = _leg_of(run)
     ordinal = _check_fit(leg, agent, at)
-    cursor = _Cursor(prefix=ordinal, check_at=not without and not swaps)
-    forked = _fork_agent(agent, leg, cursor, leg.calls[ordinal].commit.idx, _Change(list(without), swaps))
+    at_idx = leg.calls[ordinal].commit.idx
+    change = _Change(list(without), swaps)
     run_input = leg.run_input
     kwargs = _run_kwargs(run_input)
     if run_input.get("history"):
@@ -679,6 +784,25 @@ async def fork(
     clock = _recorded_clock(leg.snap) if agent.config.time_enabled else None
     if clock is not None:  # the turn's clock as recorded, so the replayed requests tell the same time
         kwargs["time"] = clock
+    start = _fast_start(leg, agent, ordinal, at_idx)
+    # The run restarts at the first stage of the step's iteration (the agent rebuilds the step's context itself).
+    # No change, or tool results only (each after the step): the step's request is checked as it is rebuilt, and
+    # the iteration's commits before it against the recorded ones once the fork returns. Any other change applies
+    # from the iteration on: a probe of the unchanged agent checks both first.
+    results_only = all(agent.config.is_tool_result(s) for s in (*without, *swaps))
+    points = restarts(agent, leg.snap, [start]) if start is not None else None
+    if points is not None:
+        _check_served(leg, at_idx)
+        if not results_only:
+            await _probe(leg, agent, ordinal, points[0], kwargs, at_idx)
+    cursor = _Cursor(prefix=ordinal, check_at=results_only)
+    forked = _fork_agent(agent, leg, cursor, at_idx, change)
+    if points is not None:  # the prefix is restored from the recording, not re-executed
+        before = [r for r in leg.tool_records if r["_idx"] < at_idx]
+        cursor.calls, cursor.tools_served = ordinal, len(before)
+        for r in before:
+            cursor.tool_counts[str(r.get("name"))] = cursor.tool_counts.get(str(r.get("name")), 0) + 1
+        forked = restart_agent(forked, points[0])
     result: RunResult = await forked.run(run_input["message"], **kwargs)
     while result.paused and cursor.calls <= cursor.prefix:
         pending = result.recorded().pending or {}
@@ -689,6 +813,9 @@ async def fork(
     cursor.finished = True
     if cursor.refusal is not None:
         raise cursor.refusal
+    if points is not None and results_only:
+        snap = result.recorded().snapshot
+        _same_commits(leg.snap.commit_log[start:at_idx], snap.commit_log[start:at_idx] if snap is not None else [])
     return result
 
 

@@ -1,0 +1,154 @@
+"""The seam a what-if fork starts an agent's chart through at a recorded stage (state folded from the recording,
+never from a checkpoint): the chart restarted there, and the run's in-memory tallies rebuilt from the same commits."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from agentfootprint.agent._integrity_wire import WireMemo, parse_part
+from agentfootprint.agent._repeated import REPEATED_CALL_THRESHOLD, repeated_note
+from agentfootprint.agent._resume import caller
+from agentfootprint.agent._run import AgentRun
+from agentfootprint.agent.agent import Agent
+from agentfootprint.agent.config import READ_SKILL
+from agentfootprint.events import EventDispatcher
+from agentfootprint.flow import Commit, FlowChart, FlowSnapshot, Redactor
+from agentfootprint.flow._restart import Restart, execute_from, restart_points, run_stages_from
+from agentfootprint.flow.result import FlowResult
+
+__all__ = ["Restart", "before_nudge", "probe_iteration", "restart_agent", "restarts"]
+
+
+def before_nudge(name: str, content: str) -> str:
+    """A recorded tool result as the tool returned it: the repeated-call sentence the loop appended taken off."""
+    if not content.endswith("]"):
+        return content
+    for by_args in (False, True):
+        note = repeated_note(name, REPEATED_CALL_THRESHOLD, by_args)
+        if content.endswith(note):
+            return content[: -len(note)]
+    return content
+
+
+def _written(commit: Commit, key: str) -> Any:
+    return next((w.value for w in reversed(commit.writes) if w.path == key), None)
+
+
+def _tally(run: AgentRun, log: Sequence[Commit]) -> None:
+    """The repeated-call tally the recorded tool results before the restart built (as the loop landed them)."""
+    config = run.config
+    if not config.repeated_call_nudge:
+        return
+    tools = {t.name: t for t in config.tools}
+    args: dict[str, Any] = {}
+    for c in log:
+        if c.stage_id == "call-llm" and c.applied:
+            reply = _written(c, "last_response")
+            calls = reply.get("tool_calls") if isinstance(reply, Mapping) else None
+            args = {str(tc.get("id")): tc.get("args") for tc in calls or () if isinstance(tc, Mapping)}
+            continue
+        if c.stage_id != "tool-calls" or not c.applied:
+            continue
+        for w in c.writes:
+            if w.path != "tool_results" or w.verb != "append" or not isinstance(w.value, list | tuple):
+                continue
+            for r in w.value:
+                name = str(r.get("name"))
+                if r.get("is_error") or name == READ_SKILL:
+                    continue
+                tool = tools.get(name)
+                by_args = tool is not None and tool.repeated_when == "arguments"
+                content = "" if by_args else before_nudge(name, str(r.get("content", "")))
+                run.repeated_calls.land(name, args.get(str(r.get("call_id"))), content)
+
+
+def _memo(run: AgentRun, log: Sequence[Commit]) -> None:
+    """The wire memo as the last recorded call left it (its parts by kind), so the next manifest keeps the same
+    prefix a run that never stopped would (unkeyed manifests only: a keyed one is this run's own)."""
+    calls = [_written(c, "llm_call") for c in log if c.stage_id == "call-llm" and c.applied]
+    rows = [c.get("wire") if isinstance(c, Mapping) else None for c in calls]
+    if not rows or run.redactor.active:
+        return
+    parts: list[str] = []
+    for row in rows:  # each row keeps a prefix of the one before and adds its own parts
+        if not isinstance(row, Mapping) or row.get("keyed"):
+            return
+        kept, tail = row.get("kept"), row.get("parts")
+        if type(kept) is not int or not 0 <= kept <= len(parts) or not isinstance(tail, list | tuple):
+            return
+        del parts[kept:]
+        parts.extend(tail)
+    kinds = [parse_part(p) for p in parts]
+    if any(k is None for k in kinds):
+        return
+    memo = WireMemo(None)
+    memo.calls = len(rows)
+    memo.last_system = [p for p, k in zip(parts, kinds, strict=True) if k is not None and k[1] == "system"]
+    memo.last_specs = [p for p, k in zip(parts, kinds, strict=True) if k is not None and k[1] == "tool-spec"]
+    memo.last_messages = [
+        p for p, k in zip(parts, kinds, strict=True) if k is not None and k[1] not in ("system", "tool-spec")
+    ]
+    memo.last_count = len(memo.last_messages)
+    run.wire_memo = memo
+
+
+def _restore(run: AgentRun, restart: Restart) -> None:
+    """What a run keeps beside its state, as the recorded commits before the restart built it."""
+    _tally(run, restart.log)
+    _memo(run, restart.log)
+    iteration = restart.state.get("iteration")  # the loop stage sets it again when the restart is its own
+    run.last_completed_iteration = max(0, iteration - 1) if type(iteration) is int else 0
+    budget, spent = run.config.cost_budget, restart.state.get("cost_total")
+    run.budget_warned = budget is not None and isinstance(spent, int | float) and spent > budget
+
+
+class _Restarted(FlowChart):
+    """The agent's chart whose next run starts at the restart instead of its root (once: later runs start at the
+    root, as the chart's own do)."""
+
+    def __init__(self, chart: FlowChart, restart: Restart) -> None:
+        self.__dict__.update(chart.__dict__)
+        self._restart: Restart | None = restart
+
+    async def run(self, state: Mapping[str, Any] | None = None, **options: Any) -> FlowResult:
+        restart, self._restart = self._restart, None
+        deps, run_id = options.get("deps"), options.get("run_id")
+        if restart is None or state is not None or not isinstance(deps, AgentRun) or not isinstance(run_id, str):
+            return await super().run(state, **options)  # a later turn runs from the root, as the chart's own do
+        _restore(deps, restart)
+        return await execute_from(self, restart, **options)
+
+
+def restart_agent(agent: Agent, restart: Restart) -> Agent:
+    """``agent`` (a fresh one the caller owns) whose next turn starts at ``restart``."""
+    agent.chart = _Restarted(agent.chart, restart)
+    return agent
+
+
+def restarts(agent: Agent, snapshot: FlowSnapshot, marks: Sequence[int]) -> list[Restart] | None:
+    """Where ``agent``'s chart stood just before each commit of ``marks`` of ``snapshot`` (its state folded from
+    the commits before it), or None when that record cannot be restarted so."""
+    return restart_points(agent.chart, snapshot, marks)
+
+
+async def probe_iteration(
+    agent: Agent, restart: Restart, *, seed: int | None, identity: Any, session_id: Any
+) -> list[Commit]:
+    """Run ``agent``'s loop stages from ``restart`` through its next model call, outside any turn (no record, no
+    event kept, no run left behind): the commits they made, for a fork to check against the recorded ones."""
+    config = agent.config
+    run = AgentRun(
+        config,
+        EventDispatcher(),
+        uuid.uuid4().hex,
+        identity=caller(identity),
+        session_id=session_id if isinstance(session_id, str) else None,
+        seed=seed,
+        redactor=Redactor(config.redaction),
+    )
+    try:
+        return await run_stages_from(agent.chart, restart, run_id=run.run_id, deps=run, through="call-llm")
+    finally:
+        run.release()
