@@ -28,3 +28,29 @@ def run_blocks(blocks: list[str], doc: Path, name: str) -> list[str]:
     for block in blocks:
         exec(compile(block, str(doc), "exec"), namespace)
     return [line.split("  # ", 1)[1].strip() for block in blocks for line in block.splitlines() if PROMISE.match(line)]
+
+
+def program_blocks(text: str) -> list[tuple[int, str]]:
+    """Each ```python block of ``text`` with the line its fence opens on; a block shown inside a ``~~~`` fence is a
+    program's printed output, not a program, and is left out."""
+    blocks: list[tuple[int, str]] = []
+    lines = text.splitlines(keepends=True)
+    index = 0
+    while index < len(lines):
+        opener = lines[index].rstrip("\n")
+        fence = opener[:3] if opener[:3] in ("```", "~~~") else ""
+        if not fence:
+            index += 1
+            continue
+        end = index + 1
+        while end < len(lines) and lines[end].rstrip() != fence:
+            end += 1
+        if fence == "```" and opener[3:].strip() == "python":
+            blocks.append((index + 1, "".join(lines[index + 1 : end])))
+        index = end + 1
+    return blocks
+
+
+def promises(block: str) -> list[str]:
+    """What the block's ``print(...)  # text`` lines promise to print, in order."""
+    return [line.split("  # ", 1)[1].strip() for line in block.splitlines() if PROMISE.match(line)]
