@@ -11,7 +11,8 @@ no word with the answer. The library's defaults (only ``outcome_changed``) are s
 surrogate (random keep-1/2 masks, a Lasso fit of the flip on the ablation mask) at 32 and 64 reruns on the same bugs.
 
 Run: ``python bench/ctxbug.py`` (``--quick`` for a smaller suite, ``--local`` adds the llama.cpp model, ``--jobs N``
-spreads the instances over N processes)."""
+spreads the instances over N processes; ``--every K`` re-runs every K-th instance of the full suite and compares it
+with ``results/ctxbug.json``, into ``results/ctxbug_everyK.json``)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import write_results
+from _common import RESULTS, write_results
 
 from agentfootprint import Agent, define_fact, define_instruction, define_skill, define_steering, define_tool
 from agentfootprint.context import Chunk, InMemoryMemoryStore, MemoryEntry, define_memory, define_rag
@@ -516,7 +517,41 @@ async def main(quick: bool = False, local: bool = False, jobs: int = 1) -> dict[
     return payload
 
 
-if __name__ == "__main__":
+async def recheck(indices: list[int]) -> dict[str, Any]:
+    """Instances of the full suite by index, localized again and compared with ``bench/results/ctxbug.json``'s row
+    for the same index (the same seeded instance): what a change to the statistics moved, without the full run."""
+    import json
+
+    before = {r["index"]: r["group"] for r in json.loads((RESULTS / "ctxbug.json").read_text())["rows"]}
+    specs, rows = suite(False), []
+    for index in indices:
+        pattern, kinds, size, noise = specs[index]
+        inst = await plant(index, pattern, kinds, size, noise)
+        g = score(inst, await localize(inst))
+        row = {"index": index, "pattern": pattern, "size": size, "noise": noise}
+        rows.append(row | {"now": g, "before": before[index]})
+    both = [(r["now"], r["before"]) for r in rows]
+    return {
+        "instances": len(rows),
+        "exact": {"now": sum(n["exact"] for n, _ in both), "before": sum(b["exact"] for _, b in both)},
+        "non_culprit_confirmed": {
+            "now": sum(n["non_culprit_confirmed"] for n, _ in both),
+            "before": sum(b["non_culprit_confirmed"] for _, b in both),
+        },
+        "reruns_mean": {
+            "now": round(statistics.mean(n["reruns"] for n, _ in both), 1),
+            "before": round(statistics.mean(b["reruns"] for _, b in both), 1),
+        },
+        "rows": rows,
+    }
+
+
+if __name__ == "__main__" and "--every" in sys.argv:  # --every K [--offset J]: indices J, J+K, ... of the full suite
+    k = int(sys.argv[sys.argv.index("--every") + 1])
+    j = int(sys.argv[sys.argv.index("--offset") + 1]) if "--offset" in sys.argv else 0
+    out = asyncio.run(recheck(list(range(j, len(suite(False)), k))))
+    print(f"ctxbug recheck: {out['instances']} instances -> {write_results(f'ctxbug_every{k}', out)}")
+elif __name__ == "__main__":
     quick = "--quick" in sys.argv
     jobs = int(sys.argv[sys.argv.index("--jobs") + 1]) if "--jobs" in sys.argv else 1
     result = asyncio.run(main(quick=quick, local="--local" in sys.argv, jobs=jobs))
