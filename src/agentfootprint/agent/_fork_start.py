@@ -8,7 +8,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agentfootprint.agent._integrity_wire import WireMemo, parse_part
-from agentfootprint.agent._repeated import REPEATED_CALL_THRESHOLD, repeated_note
+from agentfootprint.agent._repeated import (
+    REPEATED_CALL_THRESHOLD,
+    RepeatedCalls,
+    args_fingerprint,
+    fingerprint,
+    repeated_note,
+)
 from agentfootprint.agent._resume import caller
 from agentfootprint.agent._run import AgentRun
 from agentfootprint.agent.agent import Agent
@@ -36,19 +42,33 @@ def _written(commit: Commit, key: str) -> Any:
     return next((w.value for w in reversed(commit.writes) if w.path == key), None)
 
 
+class _Tallied(RepeatedCalls):
+    """A run's repeated-call tally that starts from the results landed before a restart: each (tool, arguments,
+    result) is counted among them the first time it lands again (no fingerprint made for one that never does)."""
+
+    __slots__ = ("_before",)
+
+    def __init__(self, before: list[tuple[str, Any, str]]) -> None:
+        super().__init__()
+        self._before = before
+
+    def land(self, name: str, args: Any, content: str) -> tuple[int, str, str]:
+        key = (name, args_fingerprint(args), fingerprint(content))
+        count = self._seen.get(key)
+        if count is None:
+            count = sum(1 for n, a, c in self._before if n == name and c == content and args_fingerprint(a) == key[1])
+        self._seen[key] = count + 1
+        return count + 1, key[1], key[2]
+
+
 def _tally(run: AgentRun, log: Sequence[Commit]) -> None:
     """The repeated-call tally the recorded tool results before the restart built (as the loop landed them)."""
     config = run.config
     if not config.repeated_call_nudge:
         return
-    tools = {t.name: t for t in config.tools}
-    args: dict[str, Any] = {}
+    by_args = {t.name for t in config.tools if t.repeated_when == "arguments"}
+    before: list[tuple[str, Any, str]] = []
     for c in log:
-        if c.stage_id == "call-llm" and c.applied:
-            reply = _written(c, "last_response")
-            calls = reply.get("tool_calls") if isinstance(reply, Mapping) else None
-            args = {str(tc.get("id")): tc.get("args") for tc in calls or () if isinstance(tc, Mapping)}
-            continue
         if c.stage_id != "tool-calls" or not c.applied:
             continue
         for w in c.writes:
@@ -58,10 +78,9 @@ def _tally(run: AgentRun, log: Sequence[Commit]) -> None:
                 name = str(r.get("name"))
                 if r.get("is_error") or name == READ_SKILL:
                     continue
-                tool = tools.get(name)
-                by_args = tool is not None and tool.repeated_when == "arguments"
-                content = "" if by_args else before_nudge(name, str(r.get("content", "")))
-                run.repeated_calls.land(name, args.get(str(r.get("call_id"))), content)
+                content = "" if name in by_args else before_nudge(name, str(r.get("content", "")))
+                before.append((name, r.get("args"), content))
+    run.repeated_calls = _Tallied(before)
 
 
 def _memo(run: AgentRun, log: Sequence[Commit]) -> None:
