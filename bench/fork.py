@@ -1,6 +1,8 @@
 """Fork cost: a fork at iteration K of an N-iteration tool loop, against the full run. The prefix is served from
-the recording (0 model calls, 0 tool calls); what is left is the agent's own stages and the live tail. Also a fork
-inside a composition (a two-step Sequence). Writes results/fork.json."""
+the recording (0 model calls, 0 tool calls): an agent's run is restored at the step's iteration from its recorded
+commits, and what is left is that iteration, the checks and the live tail. Also the same fork re-executing its prefix
+(the path before the restore) and a fork inside a composition (a two-step Sequence, still re-executed). Writes
+results/fork.json."""
 
 from __future__ import annotations
 
@@ -10,12 +12,15 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from _common import write_results
 
 from agentfootprint import Agent, define_fact, define_tool
 from agentfootprint.compose import Sequence
+from agentfootprint.explain import _fork as fork_module
 from agentfootprint.explain import diff, fork
 from agentfootprint.providers import LLMRequest, LLMResponse, ToolCall, mock
 
@@ -73,10 +78,25 @@ def priced(cpu_s: float, calls: int) -> dict[str, float]:
     return {f"{round(lat * 1000)}ms": cpu_s + lat * calls for lat in LATENCIES}
 
 
-async def case(n: int, k: int, *, change: bool, seed: int, repeat: int, sleep_s: float = 0.0) -> dict[str, Any]:
+@contextmanager
+def re_executing(on: bool) -> Iterator[None]:
+    """With ``on``: every fork re-executes its prefix (served, checked), as all forks did before the restore."""
+    saved = fork_module._fast_start
+    if on:
+        fork_module._fast_start = lambda *args: None  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        fork_module._fast_start = saved  # type: ignore[assignment]
+
+
+async def case(
+    n: int, k: int, *, change: bool, seed: int, repeat: int, sleep_s: float = 0.0, re_execute: bool = False
+) -> dict[str, Any]:
     """One figure: the full N-iteration run, then a fork at iteration K (with ``change``: the tool result of that
     iteration says STOP, so the model answers at once; without: the rest of the loop runs live). With ``sleep_s``
-    the model really waits and wall time is measured too."""
+    the model really waits and wall time is measured too; with ``re_execute`` the fork re-executes its prefix
+    instead of restoring it (the path compositions and pause chains still take)."""
     rng = random.Random(seed)
     tools = [f"t{i}" for i in range(rng.randint(1, 4))]
     plan = [rng.choice(tools) for _ in range(n - 1)]  # N model calls: N-1 tool calls, then the answer
@@ -101,7 +121,8 @@ async def case(n: int, k: int, *, change: bool, seed: int, repeat: int, sleep_s:
         model.reset()
         gc.collect()
         w0, c0 = time.perf_counter(), time.process_time()
-        forked = await fork(original, agent, at=at, replace=replace)
+        with re_executing(re_execute):
+            forked = await fork(original, agent, at=at, replace=replace)
         samples["fork_cpu"].append(time.process_time() - c0)
         samples["fork_wall"].append(time.perf_counter() - w0)
         fork_calls = model.calls
@@ -110,6 +131,7 @@ async def case(n: int, k: int, *, change: bool, seed: int, repeat: int, sleep_s:
     med = {key: statistics.median(v) for key, v in samples.items()}
     full_cost, fork_cost = priced(med["full_cpu"], full_calls), priced(med["fork_cpu"], fork_calls)
     row: dict[str, Any] = {
+        "prefix": "re-executed (served, checked)" if re_execute else "restored from the recording",
         "iterations": n,
         "fork_at_iteration": k,
         "change": "tool result says STOP (the model answers at once)" if change else "none (the rest runs live)",
@@ -161,6 +183,7 @@ async def composition_case(n: int, k: int, *, seed: int, repeat: int) -> dict[st
     full_cost, fork_cost = priced(med["full_cpu"], calls_full), priced(med["fork_cpu"], calls_fork)
     return {
         "composition": "Sequence of two agents",
+        "prefix": "re-executed (served, checked): a composition is not restored",
         "iterations": n,
         "fork_at_iteration": k,
         "change": "none (the rest runs live)",
@@ -180,6 +203,7 @@ async def main(quick: bool) -> dict[str, Any]:
         await case(200, 150, change=True, seed=0, repeat=repeat),
         await case(200, 150, change=False, seed=0, repeat=repeat),
         await case(200, 150, change=True, seed=0, repeat=1, sleep_s=0.02),
+        await case(200, 150, change=True, seed=0, repeat=repeat, re_execute=True),
     ]
     rng = random.Random(35)
     generated = []
@@ -214,7 +238,7 @@ if __name__ == "__main__":
     path = write_results("fork", payload)
     for row in payload["headline"]:
         print(
-            f"N={row['iterations']} K={row['fork_at_iteration']} change={row['change'][:9]}: "
+            f"{row['prefix'][:11]} N={row['iterations']} K={row['fork_at_iteration']} change={row['change'][:9]}: "
             f"fork/full {row['fork_over_full_by_latency']} wall {row.get('fork_over_full_wall', '-')} "
             f"calls {row['model_calls_fork']}/{row['model_calls_full']} (in prefix: {row['model_calls_in_prefix']})"
         )
