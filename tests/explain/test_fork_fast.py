@@ -189,7 +189,11 @@ async def test_the_restored_prefix_is_the_recorded_commit_log_served() -> None:
     assert starts == ["injection-engine"]
     recorded, forked_log = original.recorded().snapshot.commit_log, forked.recorded().snapshot.commit_log
     prefix = next(i for i, c in enumerate(recorded) if c.runtime_stage_id == iteration_start(original, at))
-    assert forked_log[:prefix] == recorded[:prefix]
+    assert forked_log[1:prefix] == recorded[1:prefix]  # served as recorded
+    seed, recorded_seed = forked_log[0], recorded[0]  # but for the run it names: the fork's own turn
+    runs = [w.value for w in seed.writes if w.path == "run"]
+    assert runs == [{**next(w.value for w in recorded_seed.writes if w.path == "run"), "run_id": forked.run_id}]
+    assert [w for w in seed.writes if w.path != "run"] == [w for w in recorded_seed.writes if w.path != "run"]
     assert [c.idx for c in forked_log] == list(range(len(forked_log)))
     assert diff(original, forked).first_model_call == (at, at)
 
@@ -327,3 +331,25 @@ async def test_an_agent_that_rebuilds_another_prompt_is_refused_with_or_without_
         await fork(original, misfit, at=call_ids(original)[2], **change)
     assert err.value.field == "request"
     assert loop.requests == [] and loop.tool_runs == 0
+
+
+async def test_a_restored_fork_that_pauses_live_resumes_on_its_own_agent() -> None:
+    loop = Loop(["t0", "t1", "ask_human", "t0"], ["t0", "t1"], ["f1"], ask=True)
+    agent = loop.agent()
+    paused = await agent.run("go", seed=3)
+    assert paused.paused
+    at = call_ids(paused)[1]
+    with restored() as starts:
+        forked = await fork(paused, agent, at=at, replace={"f1": "changed."})
+    assert starts == ["injection-engine"]
+    assert forked.paused and forked.question == "ok?"
+    runner = forked.recorded().runner
+    done = await runner.resume(forked.checkpoint or {}, "yes")
+    with re_executed():
+        slow = await fork(paused, agent, at=at, replace={"f1": "changed."})
+    slow_done = await slow.recorded().runner.resume(slow.checkpoint or {}, "yes")
+    assert done.answer == slow_done.answer == "answer from [You help.\n\nchanged.] after 4 results, last t0 says q1"
+    seed = forked.recorded().snapshot.commit_log[0]
+    assert [w.value["run_id"] for w in seed.writes if w.path == "run"] == [forked.run_id]  # the fork's own turn
+    again = await runner.run("go", seed=3)  # a later turn of the fork's agent starts at its root
+    assert [c.runtime_stage_id for c in again.recorded().snapshot.commit_log][:2] == ["seed#0", "injection-engine#1"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from agentfootprint.agent._integrity_wire import WireMemo, parse_part
@@ -20,7 +21,7 @@ from agentfootprint.agent._run import AgentRun
 from agentfootprint.agent.agent import Agent
 from agentfootprint.agent.config import READ_SKILL
 from agentfootprint.events import EventDispatcher
-from agentfootprint.flow import Commit, FlowChart, FlowSnapshot, Redactor
+from agentfootprint.flow import Commit, FlowChart, FlowSnapshot, Redactor, freeze
 from agentfootprint.flow._restart import Restart, execute_from, restart_points, run_stages_from
 from agentfootprint.flow.result import FlowResult
 
@@ -123,6 +124,21 @@ def _restore(run: AgentRun, restart: Restart) -> None:
     run.budget_warned = budget is not None and isinstance(spent, int | float) and spent > budget
 
 
+def _as_turn(restart: Restart, run_id: str) -> Restart:
+    """The restart as this turn's own: the seed's record of the run names this run's id, as the seed would had it
+    run again (a pause later in the turn is checked against it); nothing else before the restart changes."""
+    run = restart.state.get("run")
+    seed = restart.last_writer.get("run")
+    if not isinstance(run, Mapping) or seed is None or restart.log[seed].stage_id != "seed":
+        return restart
+    mine = freeze({**run, "run_id": run_id})
+    commit = restart.log[seed]
+    writes = [w.model_copy(update={"value": mine}) if w.path == "run" else w for w in commit.writes]
+    log = list(restart.log)
+    log[seed] = commit.model_copy(update={"writes": writes})
+    return replace(restart, log=log, state={**restart.state, "run": mine})
+
+
 class _Restarted(FlowChart):
     """The agent's chart whose next run starts at the restart instead of its root (once: later runs start at the
     root, as the chart's own do)."""
@@ -137,7 +153,7 @@ class _Restarted(FlowChart):
         if restart is None or state is not None or not isinstance(deps, AgentRun) or not isinstance(run_id, str):
             return await super().run(state, **options)  # a later turn runs from the root, as the chart's own do
         _restore(deps, restart)
-        return await execute_from(self, restart, **options)
+        return await execute_from(self, _as_turn(restart, run_id), **options)
 
 
 def restart_agent(agent: Agent, restart: Restart) -> Agent:
