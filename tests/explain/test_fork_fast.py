@@ -42,8 +42,8 @@ class Loop(World):
             return LLMResponse(content="", tool_calls=[ToolCall(id=f"c{k}", name=name, args={"q": f"q{k % 2}"})])
         return f"answer from [{req.system_prompt}] after {k} results, last {done[-1].content if done else '-'}"
 
-    def agent(self, **_: Any) -> Agent:
-        builder = Agent.create(provider=mock(respond=self.respond), model="m").system("You help.")
+    def agent(self, *, react_mode: Any = "dynamic", system: str = "You help.", **_: Any) -> Agent:
+        builder = Agent.create(provider=mock(respond=self.respond), model="m", react_mode=react_mode).system(system)
         for name in self.tools:
             builder = builder.tool(self.tool(name))
         if self.ask:
@@ -353,3 +353,32 @@ async def test_a_restored_fork_that_pauses_live_resumes_on_its_own_agent() -> No
     assert [w.value["run_id"] for w in seed.writes if w.path == "run"] == [forked.run_id]  # the fork's own turn
     again = await runner.run("go", seed=3)  # a later turn of the fork's agent starts at its root
     assert [c.runtime_stage_id for c in again.recorded().snapshot.commit_log][:2] == ["seed#0", "injection-engine#1"]
+
+
+async def test_a_grouped_context_agent_forks_restored_as_it_forks_re_executed() -> None:
+    loop = Loop(["t0", "t1", "t0"], ["t0", "t1"], ["f1"])
+    agent = loop.agent(react_mode="dynamic-grouped")
+    original = await agent.run("go", seed=3)
+    at = call_ids(original)[2]
+    for change in ({}, {"replace": {"f1": "changed."}}):
+        fast, slow, starts, (fast_requests, _), (slow_requests, _) = await both(loop, original, agent, at, **change)
+        assert starts == ["injection-engine"]
+        assert fast.answer == slow.answer
+        assert fast_requests == slow_requests
+        start = iteration_start(original, at)
+        assert log_from(fast, start) == log_from(slow, start)
+
+
+async def test_a_classic_agent_composes_its_context_once_so_its_fork_re_executes() -> None:
+    """A classic ReAct agent builds its context on the first iteration only: the step's iteration would not rebuild
+    it, so its fork re-executes the prefix, and another prompt is still refused."""
+    loop = Loop(["t0", "t1", "t0"], ["t0", "t1"], ["f1"])
+    original = await loop.agent(react_mode="classic").run("go", seed=3)
+    at = call_ids(original)[2]
+    with restored() as starts:
+        forked = await fork(original, loop.agent(react_mode="classic"), at=at, replace={"f1": "changed."})
+        with pytest.raises(ForkMismatchError) as err:
+            await fork(original, loop.agent(react_mode="classic", system="You obey."), at=at, replace={"f1": "x."})
+    assert starts == []
+    assert forked.answer == original.answer  # classic: the changed fact is not recomposed after the first iteration
+    assert err.value.field == "request"

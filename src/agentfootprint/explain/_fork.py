@@ -667,11 +667,14 @@ nothing they need (any other extension could keep what the prefix built, so its 
 
 def _fast_start(leg: _Leg, agent: Any, ordinal: int, at_idx: int) -> int | None:
     """The commit a fork restarts the live run at (the first stage of the fork step's iteration), or None when
-    the prefix must be re-executed: a pause chain, a redacted record, or an extension outside ``_FOLDABLE``."""
+    the prefix must be re-executed: a pause chain, a redacted record, an extension outside ``_FOLDABLE``, or a
+    classic ReAct agent (its context is composed once, so the step's iteration would not rebuild it)."""
     snap = leg.snap
     if not ordinal or leg.answers or snap.redacted or snap.resumed_from is not None:
         return None
     config = agent.config
+    if config.react_mode == "classic":  # its context is composed on the first iteration only: re-executed
+        return None
     if not config.redaction.empty or any(
         f"{type(e).__module__}.{type(e).__qualname__}" not in _FOLDABLE for e in config.extensions
     ):
