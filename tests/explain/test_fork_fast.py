@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentfootprint import Agent, RunResult, ask_human, define_fact
+from agentfootprint.agent import Extension, RunContext
 from agentfootprint.explain import ForkMismatchError, diff, fork, load_recording, save_recording
 from agentfootprint.explain import _fork as fork_module
 from agentfootprint.providers import LLMRequest, LLMResponse, ToolCall, mock
@@ -382,3 +383,28 @@ async def test_a_classic_agent_composes_its_context_once_so_its_fork_re_executes
     assert starts == []
     assert forked.answer == original.answer  # classic: the changed fact is not recomposed after the first iteration
     assert err.value.field == "request"
+
+
+class _Shout(Extension):
+    """Rewrites the turn's message on the way in (an input hook)."""
+
+    name = "shout"
+
+    async def on_input(self, ctx: RunContext, message: str) -> str:
+        return message.upper()
+
+
+async def test_a_turn_whose_message_an_input_hook_rewrote_is_re_executed_and_refused_without_the_hook() -> None:
+    """The restored fork would read the rewritten message as recorded; re-executed, the hook's absence shows."""
+    loop = Loop(["t0", "t1", "t0"], ["t0", "t1"], ["f1"])
+    builder = Agent.create(provider=mock(respond=loop.respond), model="m").system("You help.").use(_Shout())
+    for name in loop.tools:
+        builder = builder.tool(loop.tool(name))
+    shouting = builder.fact(define_fact(id="f1", data="f1 holds.")).build()
+    original = await shouting.run("go", seed=3)
+    loop.reset()
+    with restored() as starts, pytest.raises(ForkMismatchError) as err:
+        await fork(original, loop.agent(), at=call_ids(original)[2], replace={"f1": "changed."})
+    assert starts == []
+    assert err.value.field == "request"
+    assert loop.requests == [] and loop.tool_runs == 0

@@ -667,14 +667,18 @@ nothing they need (any other extension could keep what the prefix built, so its 
 
 def _fast_start(leg: _Leg, agent: Any, ordinal: int, at_idx: int) -> int | None:
     """The commit a fork restarts the live run at (the first stage of the fork step's iteration), or None when
-    the prefix must be re-executed: a pause chain, a redacted record, an extension outside ``_FOLDABLE``, or a
-    classic ReAct agent (its context is composed once, so the step's iteration would not rebuild it)."""
+    the prefix must be re-executed: a pause chain, a redacted record, an extension outside ``_FOLDABLE``, a
+    classic ReAct agent or a configured run (composed once per turn: the step's iteration would not rebuild it),
+    or a turn whose message an input hook rewrote."""
     snap = leg.snap
     if not ordinal or leg.answers or snap.redacted or snap.resumed_from is not None:
         return None
     config = agent.config
-    if config.react_mode == "classic":  # its context is composed on the first iteration only: re-executed
+    if config.react_mode == "classic" or config.run_config is not None:  # composed once per turn: re-executed
         return None
+    seed = snap.commit_log[0] if snap.commit_log else None
+    if seed is None or seed.stage_id != "seed" or _written(seed, "user_message") != leg.run_input.get("message"):
+        return None  # the recorded turn rewrote its message on the way in: only a re-executed seed shows the agent's
     if not config.redaction.empty or any(
         f"{type(e).__module__}.{type(e).__qualname__}" not in _FOLDABLE for e in config.extensions
     ):
