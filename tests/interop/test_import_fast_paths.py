@@ -203,3 +203,40 @@ def test_tool_spans_without_ids_are_matched_as_the_plain_scan_matches_them(plan:
             taken.add(hit)
     assert got == want
     assert all(r.startswith("tool-results#") for r, w in zip(got, want, strict=True) if r not in {t[0] for t in tools})
+
+
+def _otlp(attrs: list[dict[str, Any]]) -> dict[str, Any]:
+    body = {"traceId": f"{1:032x}", "spanId": f"{2:016x}", "name": "chat m", "attributes": attrs}
+    return {"resourceSpans": [{"scopeSpans": [{"spans": [body]}]}]}
+
+
+@pytest.mark.parametrize(
+    "value",
+    [{"intValue": str(2**70)}, {"doubleValue": float("nan")}, {"stringValue": "x" * 3}],
+    ids=["integer-past-64-bits", "nan", "plain"],
+)
+def test_bytes_read_by_the_fast_parser_or_the_standard_one_give_the_same_spans(value: dict[str, Any]) -> None:
+    from agentfootprint.interop._spans import spans_from_bytes, spans_from_text
+
+    text = json.dumps(
+        _otlp([{"key": "k", "value": value}, {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}}])
+    )
+    fast, plain = spans_from_bytes(text.encode()), spans_from_text(text)
+    assert [(s.span_id, s.name, repr(s.attributes)) for s in fast] == [
+        (s.span_id, s.name, repr(s.attributes)) for s in plain
+    ]
+    assert len(fast) == 1
+
+
+def test_json_lines_and_deep_nesting_fall_back_to_the_standard_parser() -> None:
+    from agentfootprint.interop._spans import spans_from_bytes
+
+    one = json.dumps(_otlp([]))
+    assert [s.span_id for s in spans_from_bytes(f"{one}\n{one}\n".encode())] == [f"{2:016x}", f"{2:016x}"]
+    deep = ("[" * 5000 + "]" * 5000).encode()
+    with pytest.raises(InvalidTraceError) as err:
+        spans_from_bytes(deep)
+    assert (err.value.code, str(err.value)) == (
+        "ERR_INVALID_TRACE",
+        "the trace nests deeper than a JSON parser follows",
+    )

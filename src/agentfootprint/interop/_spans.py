@@ -282,9 +282,25 @@ def read_spans(source: Any) -> list[Span]:
     )
 
 
+def _fast_document(body: bytes) -> Any:
+    """``body`` parsed by orjson when it is installed (the interop extra brings it), else None; what it refuses
+    (JSON lines, NaN, integers past 64 bits, deep nesting) is left to the standard parser."""
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover - the interop extra installs it
+        return None
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+
+
 def spans_from_bytes(body: bytes) -> list[Span]:
     head = body.lstrip()[:1]
     if head in (b"{", b"["):
+        doc = _fast_document(body)
+        if doc is not None:
+            return spans_from_otlp_json(doc)
         try:
             return spans_from_text(body.decode("utf-8"))
         except UnicodeDecodeError:
