@@ -54,7 +54,7 @@ setup-postgres: $(CORE_STAMP)
 	@PY=$(BIN)/python VENV=$(VENV) bash scripts/setup-test.sh postgresql pgvector
 
 test: test-setup
-	AGENTFOOTPRINT_TREE_GUARD=strict $(BIN)/python -m pytest
+	AGENTFOOTPRINT_TREE_GUARD=strict PYTHONPYCACHEPREFIX=$${XDG_CACHE_HOME:-$$HOME/.cache}/agentfootprint/pycache $(BIN)/python -m pytest
 
 bench: $(STAMP)
 	@PY=$(BIN)/python VENV=$(VENV) bash scripts/setup-test.sh pgvector

@@ -8,8 +8,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import configuration as hypothesis_configuration
 
 ROOT = Path(__file__).parents[1]
+CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "agentfootprint"
+
+# hypothesis keeps its example database (and its unicode and constants caches) outside the checkout
+hypothesis_configuration.set_hypothesis_home_dir(CACHE / "hypothesis")
 _BEFORE = pytest.StashKey[frozenset[str] | None]()
 
 
