@@ -1,4 +1,4 @@
-"""``agentfootprint demo --real``: the flagship refunds agent on a small local model, explained, and judged honestly."""
+"""``agentfootprint demo --real``: a culprit proved on a small local model (Gemma-3-270M by default), honestly."""
 
 from __future__ import annotations
 
@@ -179,7 +179,7 @@ def closing_line(answer: str, report: Any, fact: str = "vip-override-fact") -> s
 def run_real_demo(
     console: Console | None = None,
     *,
-    model: str = "smollm2-135m",
+    model: str = "gemma3-270m",
     samples: int = 2,
     max_suspects: int = 3,
     max_tokens: int = 96,

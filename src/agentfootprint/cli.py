@@ -117,7 +117,9 @@ def _app() -> Any:
         report: str = typer.Option("report.html", "--report", "-o", help="Where to write the HTML report."),
         save: str = typer.Option(None, "--save", help="Also save the run's recording here (.json or .sqlite)."),
         real: bool = typer.Option(False, "--real", help="Run on a small local model (needs the local-llm extra)."),
-        model: str = typer.Option("smollm2-135m", "--model", help="With --real: smollm2-135m or gemma3-270m."),
+        model: str = typer.Option(
+            "gemma3-270m", "--model", help="With --real: gemma3-270m (door code) or smollm2-135m (refunds)."
+        ),
     ) -> None:
         """Run the flagship demo: wrong answer → backtrack → ablation proof → report.html."""
         report_path = writable_path(report, "report")
