@@ -240,3 +240,140 @@ def test_json_lines_and_deep_nesting_fall_back_to_the_standard_parser() -> None:
         "ERR_INVALID_TRACE",
         "the trace nests deeper than a JSON parser follows",
     )
+
+
+def _entry(key: Any, value: Any) -> dict[str, Any]:
+    return {"key": key, "value": value}
+
+
+PARTNERS = [({"stringValue": 1}, {"stringValue": True}), ({"bytesValue": 1}, {"bytesValue": 1.0})]
+"""Values equal as JSON that read unalike ("1" and "True", "1" and "1.0")."""
+attribute_entry = st.builds(
+    _entry,
+    st.sampled_from("abcdefgh"),
+    st.sampled_from(
+        [{"stringValue": "x"}, {"stringValue": "y"}, {"stringValue": "x", "ignored": 1}, {"intValue": "3"}]
+        + [v for pair in PARTNERS for v in pair]
+    ),
+) | st.sampled_from([_entry(5, {"stringValue": "SECRET"}), "SECRET", _entry("e", {"intValue": "SECRET"})])
+attribute_edit = st.tuples(
+    st.sampled_from(["same", "append", "insert", "replace", "revalue", "delete"]), st.integers(0, 5)
+)
+
+
+def _attribute_lists(first: list[Any], edits: list[tuple[tuple[str, int], Any]]) -> list[list[Any]]:
+    lists, cur = [first], list(first)
+    for (kind, at), entry in edits:
+        at = min(at, len(cur))
+        if kind == "append":
+            cur = [*cur, entry]
+        elif kind == "insert":
+            cur = [*cur[:at], entry, *cur[at:]]
+        elif kind == "revalue" and at < len(cur) and isinstance(cur[at], dict):  # same key, its value's partner
+            value = next(
+                (b for a, b in [*PARTNERS, *map(reversed, PARTNERS)] if repr(a) == repr(cur[at]["value"])), None
+            )
+            cur = [*cur[:at], _entry(cur[at]["key"], value or {"stringValue": "z"}), *cur[at + 1 :]]
+        elif kind in ("replace", "delete") and at < len(cur):
+            cur = [*cur[:at], *([entry] if kind == "replace" else []), *cur[at + 1 :]]
+        lists.append(cur)
+    return lists
+
+
+def _read_all(read: Any) -> Any:
+    try:
+        return [(s.name, list(s.attributes.items())) for s in read()]
+    except InvalidTraceError as err:
+        return (err.code, str(err))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(attribute_entry, max_size=6, unique_by=lambda e: repr(e["key"] if isinstance(e, dict) else e)),
+    st.lists(st.tuples(attribute_edit, attribute_entry), min_size=1, max_size=8),
+    st.lists(st.booleans(), min_size=9, max_size=9),
+)
+def test_attributes_a_span_repeats_from_the_last_one_of_its_name_read_as_a_fresh_reading_does(
+    first: list[Any], edits: list[tuple[tuple[str, int], Any]], tool_between: list[bool]
+) -> None:
+    from agentfootprint.interop._spans import spans_from_bytes, spans_from_text
+
+    spans = []
+    for n, attributes in enumerate(_attribute_lists(first, edits)):
+        if tool_between[n]:  # another name between two model calls
+            spans.append({"traceId": "ab" * 16, "spanId": f"{2 * n + 1:016x}", "name": "tool",
+                          "attributes": [_entry("a", {"stringValue": "t"})]})  # fmt: skip
+        spans.append({"traceId": "ab" * 16, "spanId": f"{2 * n + 2:016x}", "name": "chat", "attributes": attributes})
+    doc = {"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}
+    text = json.dumps(doc)
+    plain = _read_all(lambda: spans_from_otlp_json(json.loads(text)))
+    assert _read_all(lambda: spans_from_bytes(text.encode())) == plain  # parsed by orjson
+    assert _read_all(lambda: spans_from_text(text)) == plain  # by the standard parser
+    assert not isinstance(plain, tuple) or "SECRET" not in plain[1]
+
+
+def test_repeated_attributes_are_the_previous_span_s_strings_and_end_in_its_order() -> None:
+    from agentfootprint.interop._spans import spans_from_bytes
+
+    shared = [_entry(k, {"stringValue": f"v{k}"}) for k in "abc"]
+    first = [*shared, _entry("out", {"stringValue": "1"}), _entry("n", {"intValue": "1"})]
+    second = [
+        *shared,
+        _entry("d", {"stringValue": "vd"}),
+        _entry("n", {"intValue": "2"}),
+        _entry("a", {"stringValue": "z"}),
+    ]
+    doc = {"resourceSpans": [{"scopeSpans": [{"spans": [
+        {"traceId": "ab" * 16, "spanId": f"{n + 1:016x}", "name": "chat", "attributes": attrs}
+        for n, attrs in enumerate([first, second])
+    ]}]}]}  # fmt: skip
+    one, two = spans_from_bytes(json.dumps(doc).encode())
+    assert list(two.attributes.items()) == [("a", "z"), ("b", "vb"), ("c", "vc"), ("d", "vd"), ("n", 2)]
+    assert two.attributes["b"] is one.attributes["b"]
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "read"),
+    [({"stringValue": 1}, {"stringValue": True}, "True"), ({"bytesValue": 1}, {"bytesValue": 1.0}, "1.0")],
+)
+def test_an_entry_equal_to_the_previous_one_but_not_a_plain_string_is_read_again(
+    before: dict[str, Any], after: dict[str, Any], read: str
+) -> None:
+    from agentfootprint.interop._spans import spans_from_bytes
+
+    lists = [
+        [_entry("a", {"stringValue": "x"}), _entry("b", before)],
+        [_entry("a", {"stringValue": "x"}), _entry("b", after)],
+    ]
+    doc = {"resourceSpans": [{"scopeSpans": [{"spans": [
+        {"traceId": "ab" * 16, "spanId": f"{n + 1:016x}", "name": "chat", "attributes": attrs}
+        for n, attrs in enumerate(lists)
+    ]}]}]}  # fmt: skip
+    assert [s.attributes["b"] for s in spans_from_bytes(json.dumps(doc).encode())] == [str(before.popitem()[1]), read]
+
+
+def test_a_repeated_entry_nested_past_the_comparison_s_depth_is_read_plainly() -> None:
+    from agentfootprint.interop._spans import spans_from_bytes
+
+    entry = '{"key": "a", "value": {"stringValue": "x", "ignored": ' + "[" * 1000 + "]" * 1000 + "}}"
+    spans = [
+        f'{{"traceId": "{"ab" * 16}", "spanId": "{n:016x}", "name": "chat", "attributes": [{entry}]}}' for n in (1, 2)
+    ]
+    text = '{"resourceSpans": [{"scopeSpans": [{"spans": [' + ", ".join(spans) + "]}]}]}"
+    assert [s.attributes for s in spans_from_bytes(text.encode())] == [{"a": "x"}, {"a": "x"}]
+
+
+def test_an_error_in_a_repeating_span_is_the_one_the_plain_reading_raises_first() -> None:
+    from agentfootprint.interop._spans import spans_from_bytes
+
+    attrs = [_entry("a", {"stringValue": "x"}), _entry("b", {"stringValue": "y"})]
+    spans = [
+        {"traceId": "ab" * 16, "spanId": f"{1:016x}", "name": "chat", "attributes": attrs},
+        {"traceId": "SECRET", "spanId": f"{2:016x}", "name": "chat", "attributes": [*attrs, "SECRET"]},
+    ]
+    with pytest.raises(InvalidTraceError) as err:
+        spans_from_bytes(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}).encode())
+    assert (err.value.code, str(err.value)) == (
+        "ERR_INVALID_TRACE",
+        "trace.resourceSpans[0].scopeSpans[0].spans[1].traceId is neither hex nor base64",
+    )

@@ -5,8 +5,10 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import operator
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from itertools import compress, count, islice
 from pathlib import Path
 from typing import Any
 
@@ -92,7 +94,8 @@ def _string_attributes(raw: list[Any]) -> dict[str, Any] | None:
     return out if set(map(type, out)) | set(map(type, out.values())) <= _STR else None
 
 
-def _attributes(raw: Any, where: str, depth: int = 0) -> dict[str, Any]:
+def _attributes(raw: Any, where: str, depth: int = 0, others: list[int] | None = None) -> dict[str, Any]:
+    """``raw`` read; ``others`` gets the positions of its entries that are not plain string attributes."""
     if not isinstance(raw, list):
         raise InvalidTraceError(f"{where} is not a list of key/value objects")
     fast = _string_attributes(raw)
@@ -108,7 +111,68 @@ def _attributes(raw: Any, where: str, depth: int = 0) -> dict[str, Any]:
         if not isinstance(kv, Mapping) or not isinstance(kv.get("key"), str):
             raise InvalidTraceError(f"{where}[{i}] has no string key")
         out[kv["key"]] = _any_value(kv.get("value") or {}, f"{where}[{i}].value", depth)
+        if others is not None:
+            others.append(i)
     return out
+
+
+_Read = tuple[list[Any], dict[str, Any], list[int]]
+"""A raw attribute list, what it was read as (no key twice), and the positions of its entries that are not plain
+string attributes."""
+
+
+def _repeated(raw: list[Any], last: _Read) -> tuple[dict[str, Any], list[int]] | None:
+    """``raw`` read, the plain string entries it repeats from ``last`` (equal, at the same place, before the first
+    other key) taken from ``last``'s reading; None when it repeats nothing or an entry does not read."""
+    prev_raw, prev, fresh = last
+    cut = min(len(raw), len(prev_raw))
+    redo: list[int] = []
+    try:
+        for i in compress(count(), map(operator.ne, raw, prev_raw)):
+            kv = raw[i]
+            if type(kv) is not dict or kv.get("key") != prev_raw[i]["key"]:
+                cut = i
+                break
+            redo.append(i)
+    except RecursionError:
+        return None
+    if not cut:
+        return None
+    if fresh:
+        redo = sorted({*redo, *(i for i in fresh if i < cut)})
+    others: list[int] = []
+    try:
+        new = _attributes([*(raw[i] for i in redo), *raw[cut:]], "attributes", 0, others)
+    except InvalidTraceError:
+        return None
+    if cut * 2 >= len(prev):
+        out = prev.copy()
+        for key in list(islice(prev, cut, None)):
+            del out[key]
+    else:
+        out = dict(islice(prev.items(), cut))
+    out.update(new)
+    at = [*redo, *range(cut, len(raw))]
+    return out, [at[j] for j in others]
+
+
+class _Repeats:
+    """Each span name's last span, as read: an agent's next model call repeats most of the previous one's attributes,
+    which are then taken from that reading instead of read again (for documents a JSON parser made)."""
+
+    def __init__(self) -> None:
+        self.last: dict[str, _Read] = {}
+
+    def attributes(self, name: str, raw: Any, where: str) -> dict[str, Any]:
+        """``raw`` read as ``_attributes`` reads it, with the same errors."""
+        last = self.last.get(name) if type(raw) is list else None
+        read = _repeated(raw, last) if last is not None else None
+        if read is None:
+            others: list[int] = []
+            read = _attributes(raw, where, 0, others), others
+        if len(read[0]) == len(raw):
+            self.last[name] = (raw, *read)
+        return read[0]
 
 
 def _nanos(raw: Any, where: str) -> int:
@@ -118,7 +182,7 @@ def _nanos(raw: Any, where: str) -> int:
         raise InvalidTraceError(f"{where} is not an integer") from None
 
 
-def _json_span(raw: Any, where: str) -> Span:
+def _json_span(raw: Any, where: str, repeats: _Repeats | None = None) -> Span:
     if not isinstance(raw, Mapping):
         raise InvalidTraceError(f"{where} is not an object")
     parent = raw.get("parentSpanId")
@@ -130,20 +194,23 @@ def _json_span(raw: Any, where: str) -> Span:
         if not isinstance(ev, Mapping):
             raise InvalidTraceError(f"{where}.events[{j}] is not an object")
         events.append((str(ev.get("name", "")), _attributes(ev.get("attributes") or [], f"{where}.events[{j}]")))
-    return Span(
-        trace_id=_hex_id(raw.get("traceId"), f"{where}.traceId", 16),
-        span_id=_hex_id(raw.get("spanId"), f"{where}.spanId", 8),
-        parent_id=_hex_id(parent, f"{where}.parentSpanId", 8) if parent else None,
-        name=name,
-        start=_nanos(raw.get("startTimeUnixNano"), f"{where}.startTimeUnixNano"),
-        end=_nanos(raw.get("endTimeUnixNano"), f"{where}.endTimeUnixNano"),
-        attributes=_attributes(raw.get("attributes") or [], f"{where}.attributes"),
-        events=events,
-    )
+    trace_id = _hex_id(raw.get("traceId"), f"{where}.traceId", 16)
+    span_id = _hex_id(raw.get("spanId"), f"{where}.spanId", 8)
+    parent_id = _hex_id(parent, f"{where}.parentSpanId", 8) if parent else None
+    start = _nanos(raw.get("startTimeUnixNano"), f"{where}.startTimeUnixNano")
+    end = _nanos(raw.get("endTimeUnixNano"), f"{where}.endTimeUnixNano")
+    attrs, at = raw.get("attributes") or [], f"{where}.attributes"
+    attributes = repeats.attributes(name, attrs, at) if repeats is not None else _attributes(attrs, at)
+    return Span(trace_id, span_id, parent_id, name, start, end, attributes, events)
 
 
 def spans_from_otlp_json(doc: Any, where: str = "trace") -> list[Span]:
     """Every span of one OTLP/JSON ``{"resourceSpans": [...]}`` document."""
+    return _document_spans(doc, where, None)
+
+
+def _document_spans(doc: Any, where: str, repeats: _Repeats | None) -> list[Span]:
+    """``spans_from_otlp_json``; ``repeats`` only for a document a JSON parser made (plain types, compared safely)."""
     if not isinstance(doc, Mapping) or not isinstance(doc.get("resourceSpans"), list):
         raise InvalidTraceError(f"{where} has no resourceSpans list (not an OTLP/JSON trace)")
     out: list[Span] = []
@@ -156,7 +223,7 @@ def spans_from_otlp_json(doc: Any, where: str = "trace") -> list[Span]:
             if not isinstance(spans, list):
                 raise InvalidTraceError(f"{where}.resourceSpans[{r}].scopeSpans[{s}] has no spans list")
             base = f"{where}.resourceSpans[{r}].scopeSpans[{s}].spans"
-            out.extend(_json_span(sp, f"{base}[{k}]") for k, sp in enumerate(spans))
+            out.extend(_json_span(sp, f"{base}[{k}]", repeats) for k, sp in enumerate(spans))
     return out
 
 
@@ -247,7 +314,7 @@ def spans_from_text(text: str) -> list[Span]:
     except RecursionError:
         raise InvalidTraceError("the trace nests deeper than a JSON parser follows") from None
     if doc is not None:
-        return spans_from_otlp_json(doc)
+        return _document_spans(doc, "trace", _Repeats())
     out: list[Span] = []
     for n, line in enumerate(text.splitlines()):
         if not line.strip():
@@ -256,7 +323,7 @@ def spans_from_text(text: str) -> list[Span]:
             doc = json.loads(line)
         except (json.JSONDecodeError, RecursionError):
             raise InvalidTraceError(f"line {n + 1} is not JSON (expected OTLP/JSON or JSON lines of it)") from None
-        out.extend(spans_from_otlp_json(doc, f"line {n + 1}"))
+        out.extend(_document_spans(doc, f"line {n + 1}", _Repeats()))
     return out
 
 
@@ -300,7 +367,7 @@ def spans_from_bytes(body: bytes) -> list[Span]:
     if head in (b"{", b"["):
         doc = _fast_document(body)
         if doc is not None:
-            return spans_from_otlp_json(doc)
+            return _document_spans(doc, "trace", _Repeats())
         try:
             return spans_from_text(body.decode("utf-8"))
         except UnicodeDecodeError:
