@@ -377,3 +377,24 @@ def test_an_error_in_a_repeating_span_is_the_one_the_plain_reading_raises_first(
         "ERR_INVALID_TRACE",
         "trace.resourceSpans[0].scopeSpans[0].spans[1].traceId is neither hex nor base64",
     )
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from("abcdefgh"), unique=True), st.data())
+def test_the_attributes_beside_the_repeated_ones_are_those_a_full_scan_finds(keys: list[str], data: Any) -> None:
+    from agentfootprint.interop._conventions import _beside
+
+    attrs = {k: n for n, k in enumerate(keys)}
+    flat = {k: attrs[k] for k in data.draw(st.lists(st.sampled_from(keys), unique=True) if keys else st.just([]))}
+    assert list(_beside(attrs, flat).items()) == [(k, v) for k, v in attrs.items() if k not in flat]
+
+
+def test_shared_counts_the_leading_messages_that_are_the_same_objects() -> None:
+    from agentfootprint.interop._build import _shared
+
+    a, b, c, d = ["a"], ["b"], ["c"], ["d"]
+    assert _shared([a, b, c], [a, b, d, c]) == 2
+    assert _shared([a, b], [a, b, c]) == 2
+    assert _shared([a, b, c], [a, b]) == 2
+    assert _shared([], [a]) == 0
+    assert _shared([["a"]], [a]) == 0  # equal is not the same

@@ -8,7 +8,7 @@ import operator
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from itertools import islice
+from itertools import compress, count, islice
 from typing import Any, Literal
 
 from agentfootprint.explain.recording import Recording
@@ -148,8 +148,7 @@ def _delegated(agent: Span, by_id: dict[str, Span], agents: dict[str, str], tool
 
 def _shared(prev: Sequence[Any], cur: Sequence[Any]) -> int:
     """How many leading messages ``cur`` shares (as the same objects) with ``prev`` (see ``PrefixCache``)."""
-    same = list(map(operator.is_, prev, cur))
-    return same.index(False) if False in same else len(same)
+    return next(compress(count(), map(operator.is_not, prev, cur)), min(len(prev), len(cur)))
 
 
 def _answer_of(call: LLMCall) -> str:

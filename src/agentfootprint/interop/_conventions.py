@@ -398,6 +398,25 @@ def span_kind(span: Span, convention: str) -> str | None:
 _OI_IN, _OI_OUT, _OI_TOOLS = "llm.input_messages.", "llm.output_messages.", "llm.tools."
 
 
+def _beside(attrs: dict[str, Any], flat: dict[str, Any]) -> dict[str, Any]:
+    """The attributes whose key ``flat`` (all of it in ``attrs``) lacks: looked for at the two ends of ``attrs``,
+    where a span's new attributes sit when the rest repeat the previous span's in one run, else over all of it."""
+    want = len(attrs) - len(flat)
+    front: list[str] = []
+    back: list[str] = []
+    for key in attrs:
+        if key in flat:
+            break
+        front.append(key)
+    for key in reversed(attrs):
+        if key in flat or len(front) + len(back) == want:
+            break
+        back.append(key)
+    if len(front) + len(back) < want:
+        return {k: v for k, v in attrs.items() if k not in flat}
+    return {k: attrs[k] for k in [*front, *reversed(back)]}
+
+
 class PrefixCache:
     """Parsed input messages of the previous span: an agent's next span repeats them and appends a few, so only
     the new part is parsed (the shared messages are the same objects)."""
@@ -417,7 +436,7 @@ class PrefixCache:
         and only messages with new attributes are built; otherwise the whole span is."""
         flat = self.flat
         if flat and flat.items() <= attrs.items():
-            rest = {k: attrs[k] for k in attrs.keys() - flat.keys()}
+            rest = _beside(attrs, flat)
             items, by_index = self.items, self.by_index  # the cache's own dicts, extended in place
         else:
             rest, items, by_index, flat = attrs, {}, {}, {}
