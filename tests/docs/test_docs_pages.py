@@ -23,6 +23,7 @@ PAGES = [
     "README.md",
     "docs/agent.md",
     "docs/audit.md",
+    "docs/compose.md",
     "docs/extensions.md",
     "docs/hosting.md",
     "docs/local-model.md",
@@ -35,7 +36,6 @@ PAGES = [
 #: pages whose blocks other tests run, with how many blocks those tests were written for: a block added to one of
 #: these pages fails the guard until its test runs it and the count here says so
 RUN_ELSEWHERE = {
-    "docs/compose.md": (("tests/examples/test_compose_docs.py",), 11),
     "docs/explorer.md": (("tests/explorer/test_docs.py",), 1),
     "docs/integrity.md": (("tests/explain/test_context_errors_docs.py", "tests/explain/test_cite_docs.py"), 11),
     "docs/interop.md": (("tests/interop/test_import_docs.py", "tests/interop/test_frameworks_docs.py"), 8),
@@ -136,12 +136,12 @@ def test_every_python_block_of_every_page_is_run_by_a_test() -> None:
 
 def test_the_guard_names_a_page_with_a_new_block_and_passes_one_without() -> None:
     excerpt = "```python\nprint(agent.run_sync('hi').answer)\n```\n"
-    compose = (ROOT / "docs/compose.md").read_text()
-    assert unrun({"docs/new.md": f"# New\n{excerpt}", "docs/compose.md": compose + excerpt}) == [
-        "docs/compose.md",
+    providers = (ROOT / "docs/providers.md").read_text()
+    assert unrun({"docs/new.md": f"# New\n{excerpt}", "docs/providers.md": providers + excerpt}) == [
         "docs/new.md",
+        "docs/providers.md",
     ]
-    assert unrun({"docs/new.md": "# New\n```text\nprint(1)\n```\n", "docs/compose.md": compose}) == []
+    assert unrun({"docs/new.md": "# New\n```text\nprint(1)\n```\n", "docs/providers.md": providers}) == []
 
 
 def test_a_block_inside_a_tilde_fence_is_output_and_an_unfenced_one_a_program() -> None:
