@@ -1,9 +1,13 @@
-"""Running a docs page's Python blocks as written: pick sections, run the blocks in one namespace, and read what
-each ``print(...)  # promised`` line says it prints."""
+"""Running a docs page's Python blocks as written: pick sections, run a block alone as a whole program (or blocks in
+one namespace), and read what each ``print(...)  # promised`` line says it prints."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 PYTHON_BLOCK = re.compile(r"```python\n(.*?)```", re.S)
@@ -65,3 +69,24 @@ def promises(block: str) -> list[str]:
         else:
             column = -1
     return found
+
+
+def run_alone(
+    program: str, folder: Path, *, cwd: Path | None = None, env: Mapping[str, str] | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
+    """Run ``program`` as a whole program: written to ``folder``, run by a fresh interpreter in ``cwd`` (default: the
+    empty folder ``folder/cwd``, made here), with this environment plus ``NO_COLOR`` and ``env``."""
+    script = folder / "block.py"
+    script.write_text(program)
+    if cwd is None:
+        cwd = folder / "cwd"
+        cwd.mkdir()
+    return subprocess.run(
+        [sys.executable, str(script)],
+        cwd=cwd,
+        env={**os.environ, "NO_COLOR": "1", **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )

@@ -5,15 +5,12 @@ every page is run by some test."""
 from __future__ import annotations
 
 import importlib.util
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from _pytest.mark import ParameterSet
 
-from tests._doc_blocks import program_blocks, promises
+from tests._doc_blocks import program_blocks, promises, run_alone
 
 ROOT = Path(__file__).parents[2]
 DOCS = ROOT / "docs"
@@ -95,14 +92,7 @@ def test_the_block_runs_alone_as_written_and_prints_what_it_promises(
     page, line, block = case
     if page == "docs/local-model.md" and LOCAL_MODEL_MISSING:
         pytest.skip(f"the local model is not installed (missing: {', '.join(LOCAL_MODEL_MISSING)}): make test-setup")
-    program = tmp_path / "block.py"
-    program.write_text(block)
-    work = tmp_path / "cwd"
-    work.mkdir()
-    env = {**os.environ, "NO_COLOR": "1"}
-    done = subprocess.run(
-        [sys.executable, str(program)], cwd=work, env=env, capture_output=True, text=True, timeout=600, check=False
-    )
+    done = run_alone(block, tmp_path)
     assert done.returncode == 0, f"{page} line {line} fails as written:\n{done.stderr[-3000:]}"
     printed = done.stdout.splitlines()
     shown = shown_output((ROOT / page).read_text(), line, block)
