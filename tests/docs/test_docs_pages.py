@@ -24,6 +24,7 @@ PAGES = [
     "docs/explorer.md",
     "docs/extensions.md",
     "docs/hosting.md",
+    "docs/integrity.md",
     "docs/local-model.md",
     "docs/localization.md",
     "docs/long-runs.md",
@@ -34,7 +35,6 @@ PAGES = [
 #: pages whose blocks other tests run, with how many blocks those tests were written for: a block added to one of
 #: these pages fails the guard until its test runs it and the count here says so
 RUN_ELSEWHERE = {
-    "docs/integrity.md": (("tests/explain/test_context_errors_docs.py", "tests/explain/test_cite_docs.py"), 11),
     "docs/interop.md": (("tests/interop/test_import_docs.py", "tests/interop/test_frameworks_docs.py"), 8),
     "docs/mcp.md": (("tests/mcp/test_mcp_docs.py",), 1),
     "docs/providers.md": (("tests/providers/test_providers_docs.py",), 9),
