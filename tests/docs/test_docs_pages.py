@@ -30,6 +30,7 @@ PAGES = [
     "docs/long-runs.md",
     "docs/scaling.md",
     "docs/stores.md",
+    "docs/whatif.md",
 ]
 
 #: pages whose blocks other tests run, with how many blocks those tests were written for: a block added to one of
@@ -38,7 +39,6 @@ RUN_ELSEWHERE = {
     "docs/interop.md": (("tests/interop/test_import_docs.py", "tests/interop/test_frameworks_docs.py"), 8),
     "docs/mcp.md": (("tests/mcp/test_mcp_docs.py",), 1),
     "docs/providers.md": (("tests/providers/test_providers_docs.py",), 9),
-    "docs/whatif.md": (("tests/explain/test_fork_docs.py", "tests/explain/test_export_test_docs.py"), 13),
 }
 
 #: blocks that print nothing, by page and a line they hold: a module a command serves (the curl walk-through's agent,

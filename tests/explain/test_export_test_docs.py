@@ -1,5 +1,5 @@
-"""docs/whatif.md: the intro and the sections this page's what-if verbs own run as written, in order, in an empty
-folder, and print what their comments say; the page's console commands print what it shows."""
+"""docs/whatif.md: its console command, run where the page's Python block before it ran alone (an empty folder),
+prints what the page shows (tests/docs/test_docs_pages.py runs every Python block of the page alone)."""
 
 from __future__ import annotations
 
@@ -11,43 +11,20 @@ import pytest
 from typer.testing import CliRunner
 
 from agentfootprint.cli import app
+from tests._doc_blocks import python_blocks, run_alone
 
 DOC = Path(__file__).parents[2] / "docs" / "whatif.md"
-SECTIONS = ("Compare two runs", "Follow a source forward", "Time travel", "Proofs become tests", "Runs as a dataset")
 
 
-def _parts() -> list[str]:
-    """The intro, then each of ``SECTIONS`` (other sections of the page are run by their own tests)."""
-    text = DOC.read_text()
-    found = [text[: text.index("\n## ")]]
-    for title in SECTIONS:
-        start = text.index(f"\n## {title}\n")
-        end = text.find("\n## ", start + 1)
-        found.append(text[start : end if end != -1 else len(text)])
-    return found
-
-
-def test_whatif_page_blocks_run_and_print_what_they_promise(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+def test_the_console_command_prints_what_the_page_shows_after_the_block_before_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.chdir(tmp_path)
-    parts = _parts()
-    blocks = [b for part in parts for b in re.findall(r"```python\n(.*?)```", part, flags=re.S)]
-    assert len(blocks) >= 8
-    namespace: dict[str, object] = {"__name__": "whatif_doc"}
-    for block in blocks:
-        exec(compile(block, str(DOC), "exec"), namespace)
-    out = capsys.readouterr().out.splitlines()
-    promised = [
-        line.split("  # ", 1)[1].strip()
-        for block in blocks
-        for line in block.splitlines()
-        if re.match(r"^\s*print\(.*\)\s+# ", line)
-    ]
-    assert len(promised) >= 20
-    assert out == promised
-    for part in parts:
-        for command, shown in re.findall(r"```console\n\$ agentfootprint (.*?)\n(.*?)```", part, flags=re.S):
-            result = CliRunner().invoke(app(), shlex.split(command), env={"COLUMNS": "250"})
-            assert (result.exit_code, result.stdout) == (0, shown), command
-    assert (tmp_path / "test_refunds.py").is_file()
+    text = DOC.read_text()
+    (found,) = re.finditer(r"```console\n\$ agentfootprint (.*?)\n(.*?)```", text, flags=re.S)
+    command, shown = found.groups()
+    done = run_alone(python_blocks(text[: found.start()])[-1], tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    monkeypatch.chdir(tmp_path / "cwd")
+    result = CliRunner().invoke(app(), shlex.split(command), env={"COLUMNS": "250"})
+    assert (result.exit_code, result.stdout) == (0, shown)
+    assert (tmp_path / "cwd" / "test_refunds.py").is_file()
