@@ -1,4 +1,8 @@
-"""docs/providers.md: every ``python`` block runs as written against vendor wires served on loopback."""
+"""docs/providers.md: every ``python`` block is a whole program: run alone (a fresh interpreter, an empty folder)
+against vendor wires served on loopback, it prints the answer they give.
+
+The blocks run here, not by the whole-program runner (tests/docs/test_docs_pages.py): each needs a vendor's server,
+which this test serves and points the block at through the environment variables the page names."""
 
 from __future__ import annotations
 
@@ -7,6 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests._doc_blocks import run_alone
 
 from ._vendors import (
     API_KEY,
@@ -27,6 +33,22 @@ from ._vendors import (
 DOC = Path(__file__).parents[2] / "docs" / "providers.md"
 BLOCKS = re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.S)
 ANSWER = Turn(text="Refunds are accepted within 30 days.", reasoning="47 > 30, so no.")
+PICKED = (
+    "picked openai_compatible because OPENAI_BASE_URL, OPENAI_API_KEY are set (also configured: azure_openai, "
+    "gemini, bedrock, ollama; set AGENTFOOTPRINT_PROVIDER to choose)"
+)
+
+
+def printed(block: str) -> list[str]:
+    """The lines ``block`` prints against the scripted vendors."""
+    if "pick_provider_from_env" in block:
+        return [PICKED, ANSWER.text]
+    if "with_fallback" in block:  # anthropic is rate limited, then refuses the request: the fallback answers
+        tries = ["anthropic 1 error ERR_PROVIDER_RATE_LIMIT", "anthropic 2 error ERR_PROVIDER_REQUEST"]
+        return [ANSWER.text, *tries, "openai_compatible 1 ok None"]
+    if "block.source" in block:
+        return [f"answer: {ANSWER.text}", "openai.reasoning_content thinking 47 > 30, so no."]
+    return [ANSWER.text]
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +80,7 @@ def test_every_provider_has_a_block() -> None:
 
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
 def test_block_runs(
-    index: int, servers: dict[str, VendorServer], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    index: int, servers: dict[str, VendorServer], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     block = BLOCKS[index]
     env = {
@@ -86,19 +108,9 @@ def test_block_runs(
     for name, wire in wires().items():
         first: list[Turn | Fail] = [Fail("rate", retry_after=0), Fail("bad_request")] if falls_back else []
         servers[name].use(wire, *(first if name == "anthropic" else []), ANSWER)
-    exec(compile(block, f"{DOC.name}[{index}]", "exec"), {"__name__": "docs"})
-    out = capsys.readouterr().out
-    assert "Refunds are accepted within 30 days." in out
-    if "pick_provider_from_env" in block:
-        assert "picked openai_compatible because OPENAI_BASE_URL, OPENAI_API_KEY are set" in out
-    if falls_back:
-        assert out.splitlines()[1:] == [
-            "anthropic 1 error ERR_PROVIDER_RATE_LIMIT",
-            "anthropic 2 error ERR_PROVIDER_REQUEST",
-            "openai_compatible 1 ok None",
-        ]
-    if "block.source" in block:
-        assert "openai.reasoning_content thinking 47 > 30, so no." in out
+    done = run_alone(block, tmp_path, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines() == printed(block)
     used = [name for name, server in servers.items() if server.seen]
     assert used, "the block reached no provider"
     for name in used:
