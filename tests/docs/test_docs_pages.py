@@ -34,7 +34,9 @@ PAGES = [
 ]
 
 #: pages whose blocks other tests run, with how many blocks those tests were written for: a block added to one of
-#: these pages fails the guard until its test runs it and the count here says so
+#: these pages fails the guard until its test runs it and the count here says so. mcp.md and providers.md need a
+#: service an empty folder lacks (the MCP server ``make test`` installs; the vendors' servers, served on loopback by
+#: their test): their tests run each block alone too, from the checkout or against those servers
 RUN_ELSEWHERE = {
     "docs/interop.md": (("tests/interop/test_import_docs.py", "tests/interop/test_frameworks_docs.py"), 8),
     "docs/mcp.md": (("tests/mcp/test_mcp_docs.py",), 1),
