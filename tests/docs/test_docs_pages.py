@@ -47,10 +47,11 @@ RUN_ELSEWHERE = {
 #: which tests/docs/test_hosting_curl.py serves and drives)
 QUIET = {("docs/hosting.md", '        return f"Booked a trip to {last.content}."')}
 
-#: blocks that also print a report the page does not show (its promised lines are printed among it), by page and a
-#: line they hold
+#: blocks that also print lines the page does not show (a report; a real model's answer): its promised lines are
+#: printed among them. By page and a line they hold
 REPORTS = {
     ("README.md", "print(backtrack(agent))"),
+    ("docs/local-model.md", "    print(result.answer)"),
     ("docs/localization.md", "    print(report)"),
     ("docs/scaling.md", "    print(report)"),
 }
