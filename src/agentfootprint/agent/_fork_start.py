@@ -39,8 +39,15 @@ def before_nudge(name: str, content: str) -> str:
     return content
 
 
+_MAPS = (dict, Mapping)
+"""A dict first: the common case costs no ABC check."""
+
+
 def _written(commit: Commit, key: str) -> Any:
-    return next((w.value for w in reversed(commit.writes) if w.path == key), None)
+    for w in reversed(commit.writes):
+        if w.path == key:
+            return w.value
+    return None
 
 
 class _Tallied(RepeatedCalls):
@@ -70,10 +77,10 @@ def _tally(run: AgentRun, log: Sequence[Commit]) -> None:
     by_args = {t.name for t in config.tools if t.repeated_when == "arguments"}
     before: list[tuple[str, Any, str]] = []
     for c in log:
-        if c.stage_id != "tool-calls" or not c.applied:
+        if c.stage_id != "tool-calls" or c.failed or c.paused:  # applied commits only
             continue
         for w in c.writes:
-            if w.path != "tool_results" or w.verb != "append" or not isinstance(w.value, list | tuple):
+            if w.path != "tool_results" or w.verb != "append" or not isinstance(w.value, (list, tuple)):
                 continue
             for r in w.value:
                 name = str(r.get("name"))
@@ -87,29 +94,37 @@ def _tally(run: AgentRun, log: Sequence[Commit]) -> None:
 def _memo(run: AgentRun, log: Sequence[Commit]) -> None:
     """The wire memo as the last recorded call left it (its parts by kind), so the next manifest keeps the same
     prefix a run that never stopped would (unkeyed manifests only: a keyed one is this run's own)."""
-    calls = [_written(c, "llm_call") for c in log if c.stage_id == "call-llm" and c.applied]
-    rows = [c.get("wire") if isinstance(c, Mapping) else None for c in calls]
-    if not rows or run.redactor.active:
+    if run.redactor.active:
         return
     parts: list[str] = []
-    for row in rows:  # each row keeps a prefix of the one before and adds its own parts
-        if not isinstance(row, Mapping) or row.get("keyed"):
+    calls = 0
+    for c in log:  # each call's row keeps a prefix of the one before and adds its own parts
+        if c.stage_id != "call-llm" or c.failed or c.paused:
+            continue
+        llm = _written(c, "llm_call")
+        row = llm.get("wire") if isinstance(llm, _MAPS) else None
+        if not isinstance(row, _MAPS) or row.get("keyed"):
             return
         kept, tail = row.get("kept"), row.get("parts")
         if type(kept) is not int or not 0 <= kept <= len(parts) or not isinstance(tail, list | tuple):
             return
         del parts[kept:]
         parts.extend(tail)
-    kinds = [parse_part(p) for p in parts]
-    if any(k is None for k in kinds):
+        calls += 1
+    if not calls:
         return
     memo = WireMemo(None)
-    memo.calls = len(rows)
-    memo.last_system = [p for p, k in zip(parts, kinds, strict=True) if k is not None and k[1] == "system"]
-    memo.last_specs = [p for p, k in zip(parts, kinds, strict=True) if k is not None and k[1] == "tool-spec"]
-    memo.last_messages = [
-        p for p, k in zip(parts, kinds, strict=True) if k is not None and k[1] not in ("system", "tool-spec")
-    ]
+    memo.calls = calls
+    for p in parts:
+        kind = parse_part(p)
+        if kind is None:
+            return
+        if kind[1] == "system":
+            memo.last_system.append(p)
+        elif kind[1] == "tool-spec":
+            memo.last_specs.append(p)
+        else:
+            memo.last_messages.append(p)
     memo.last_count = len(memo.last_messages)
     run.wire_memo = memo
 

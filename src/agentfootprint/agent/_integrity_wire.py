@@ -25,8 +25,12 @@ def digest(text: str, key: bytes | None = None) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str)
+"""What ``json.dumps`` builds for these options on every call, built once (it keeps no state between calls)."""
+
+
 def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    return _ENCODER.encode(value)
 
 
 def part(sha256: str, kind: str, part_id: str) -> str:

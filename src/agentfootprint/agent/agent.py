@@ -131,6 +131,11 @@ class Agent:
     def without_landed(self, source_ids: Iterable[str], landed: Mapping[str, str]) -> Agent:
         """``without`` for a given run: ``landed`` are the chunk and memory ids that run landed (``RunRecord``)."""
         source_ids = tuple(source_ids)
+        self.refuse_unknown(source_ids, landed)
+        return Agent(self.config.without(set(source_ids)))
+
+    def refuse_unknown(self, source_ids: Iterable[str], landed: Mapping[str, str]) -> None:
+        """What ``without_landed`` refuses (``UnknownSourceError``), without building the agent it would return."""
         known, config = self.config.source_ids(), self.config
         unknown = [
             s
@@ -139,7 +144,6 @@ class Agent:
         ]
         if unknown:
             raise UnknownSourceError.for_ids(unknown, known)
-        return Agent(self.config.without(set(source_ids)))
 
     @property
     def _latest(self) -> RunRecord | None:

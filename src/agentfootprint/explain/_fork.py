@@ -7,7 +7,7 @@ import hashlib
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from itertools import pairwise
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 from pydantic import ValidationError
 
@@ -19,7 +19,7 @@ from agentfootprint.context import Injection, InjectionContext, Trigger
 from agentfootprint.explain._runs import WhatIfError, read_value
 from agentfootprint.explain._slice import _carries
 from agentfootprint.explain._targets import as_target
-from agentfootprint.extensions.receipts import digest
+from agentfootprint.extensions.receipts import Receipts, digest
 from agentfootprint.flow import Commit, FlowSnapshot, thaw
 from agentfootprint.providers import LLMRequest, LLMResponse, StreamChunk
 from agentfootprint.providers.base import chunks_from_response
@@ -45,8 +45,7 @@ class ForkMismatchError(WhatIfError):
 
 
 # -- the recorded run ----------------------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class _Call:
+class _Call(NamedTuple):
     """One recorded model call: its reply, what it offered and the digest of its request (when receipts were on)."""
 
     commit: Commit
@@ -79,54 +78,114 @@ class _Leg:
     """Tool call id → the person's recorded answer, for each pause the chain resumed (ask_human)."""
     namespaces: frozenset[str] = frozenset({""})
     """Where the agent's stages ran: the root for an agent's own run, its mounts inside a composition."""
+    folds: Sequence[_Fold] = ()
+    """Every tool-calls commit with the reply it went on from (what ``_check_served`` checks)."""
+
+
+class _Fold(NamedTuple):
+    """A tool-calls commit at ``pos`` of the log, the last reply recorded before it and that reply's call number."""
+
+    pos: int
+    commit: Commit
+    reply: Any
+    n: int
+
+
+class _Log(NamedTuple):
+    """What one walk of a recorded log reads (``_read_log``)."""
+
+    calls: list[_Call]
+    tool_records: list[dict[str, Any]]
+    answered: list[tuple[str, Any]]
+    folds: list[_Fold]
 
 
 def _written(commit: Commit, key: str) -> Any:
-    return next((w.value for w in reversed(commit.writes) if w.path == key), None)
+    for w in reversed(commit.writes):
+        if w.path == key:
+            return w.value
+    return None
 
 
 _ROOT = frozenset({""})
 
 
+def _is_map(value: Any) -> bool:
+    return isinstance(value, dict) or isinstance(value, Mapping)  # a dict first: no ABC check on the common case
+
+
+def _call_of(c: Commit, snap: FlowSnapshot) -> tuple[Any, _Call | None]:
+    """Model call commit ``c``'s recorded reply and the call (None when the reply is none); the last write wins."""
+    llm: Any = None
+    reply: Any = None
+    receipts: Any = None
+    for w in c.writes:
+        path = w.path
+        if path == "llm_call":
+            llm = w.value
+        elif path == "last_response":
+            reply = w.value
+        elif path == "model_receipts":
+            receipts = w.value
+    if not _is_map(reply):
+        return reply, None
+    llm = llm or {}
+    receipt: Any = receipts[-1] if isinstance(receipts, list) and receipts else None
+    return reply, _Call(  # by position: a model call in a long run costs no keyword matching
+        c,
+        reply,
+        str(llm.get("model", "")),
+        [str(t) for t in llm.get("tools") or ()],
+        int(llm.get("message_count", 0)),
+        llm.get("seed"),
+        int(llm.get("iteration", 0)),
+        receipt.get("request_digest") if _is_map(receipt) else None,
+        snap,
+    )
+
+
+def _read_log(snap: FlowSnapshot, namespaces: frozenset[str] = _ROOT, asked: frozenset[str] | None = None) -> _Log:
+    """In one walk of the log: the recorded model calls and tool results in ``namespaces`` (each result a shallow
+    copy with the idx of the commit that landed it), the person's answers in ``asked`` (None: everywhere) and every
+    tool-calls commit with the reply before it."""
+    out = _Log([], [], [], [])
+    calls, records, answered = out.calls, out.tool_records, out.answered
+    reply: Any = None
+    n = -1
+    for pos, c in enumerate(snap.commit_log):
+        stage = c.stage_id
+        if stage == "call-llm":
+            if c.namespace in namespaces and not (c.failed or c.paused):
+                reply, call = _call_of(c, snap)
+                n += 1
+                if call is not None:
+                    calls.append(call)
+            continue
+        if stage != "tool-calls":
+            continue
+        out.folds.append(_Fold(pos, c, reply, n))
+        if c.failed or c.paused:
+            continue
+        mine = c.namespace in namespaces
+        answers = asked is None or c.namespace in asked
+        for w in c.writes if mine or answers else ():
+            value = w.value
+            if w.path != "tool_results" or not isinstance(value, list | tuple):
+                continue
+            landed = mine and w.verb == "append"
+            for r in value:
+                if not _is_map(r):
+                    continue
+                if landed:
+                    records.append({**r, "_idx": c.idx})
+                if answers and r.get("answered_by") == "human":
+                    answered.append((str(r.get("call_id")), thaw(r.get("content"))))
+    return out
+
+
 def _calls(snap: FlowSnapshot, namespaces: frozenset[str] = _ROOT) -> list[_Call]:
-    out: list[_Call] = []
-    for c in snap.commit_log:
-        if c.stage_id != "call-llm" or c.namespace not in namespaces or not c.applied or c.failed:
-            continue
-        wrote = {w.path: w.value for w in c.writes}  # the last write of each key wins, as it applied
-        llm = wrote.get("llm_call") or {}
-        reply = wrote.get("last_response")
-        receipts = wrote.get("model_receipts")
-        receipt = receipts[-1] if isinstance(receipts, list) and receipts else None
-        if not isinstance(reply, Mapping):
-            continue
-        out.append(
-            _Call(
-                commit=c,
-                reply=reply,
-                model=str(llm.get("model", "")),
-                tools=[str(t) for t in llm.get("tools") or ()],
-                message_count=int(llm.get("message_count", 0)),
-                seed=llm.get("seed"),
-                iteration=int(llm.get("iteration", 0)),
-                request_digest=receipt.get("request_digest") if isinstance(receipt, Mapping) else None,
-                snap=snap,
-            )
-        )
-    return out
-
-
-def _tool_records(snap: FlowSnapshot, namespaces: frozenset[str] = _ROOT) -> list[dict[str, Any]]:
-    """Every tool result the run recorded in ``namespaces``, in order, each with the commit idx that landed it
-    (a shallow copy: the recorded values inside are frozen, read only)."""
-    out: list[dict[str, Any]] = []
-    for c in snap.commit_log:
-        if c.namespace not in namespaces or c.stage_id != "tool-calls" or not c.applied:
-            continue
-        for w in c.writes:
-            if w.path == "tool_results" and w.verb == "append" and isinstance(w.value, list | tuple):
-                out.extend({**r, "_idx": c.idx} for r in w.value if isinstance(r, Mapping))
-    return out
+    """Every recorded model call in ``namespaces``, in order."""
+    return _read_log(snap, namespaces, frozenset()).calls
 
 
 def _input_of_snapshot(snap: FlowSnapshot, calls: list[_Call]) -> dict[str, Any]:
@@ -203,10 +262,9 @@ def _chain_of(run: Any) -> tuple[FlowSnapshot, dict[str, Any] | None, dict[str, 
 def _leg_of(run: Any) -> _Leg:
     """The agent run to fork (one result or recording, or a pause chain given as its legs in order)."""
     snap, run_input, declared = _chain_of(run)
-    calls = _calls(snap)
-    return _Leg(
-        snap, run_input or _input_of_snapshot(snap, calls), declared, calls, _tool_records(snap), _answers(snap)
-    )
+    read = _read_log(snap)
+    run_input = run_input or _input_of_snapshot(snap, read.calls)
+    return _Leg(snap, run_input, declared, read.calls, read.tool_records, dict(read.answered), folds=read.folds)
 
 
 def _recorded_clock(snap: FlowSnapshot) -> dict[str, Any] | None:
@@ -224,20 +282,7 @@ def _recorded_clock(snap: FlowSnapshot) -> dict[str, Any] | None:
 def answered_in_order(snap: FlowSnapshot, namespaces: frozenset[str] | None = None) -> list[tuple[str, Any]]:
     """A person's recorded answers in the order the chain resumed them, each with the tool call it answered (call
     ids repeat across a composition's members: the order is what matches a pause to its answer)."""
-    out: list[tuple[str, Any]] = []
-    for c in snap.commit_log:
-        mine = c.stage_id == "tool-calls" and c.applied and (namespaces is None or c.namespace in namespaces)
-        for w in c.writes if mine else ():
-            if w.path == "tool_results" and isinstance(w.value, list | tuple):
-                for r in w.value:
-                    if isinstance(r, Mapping) and r.get("answered_by") == "human":
-                        out.append((str(r.get("call_id")), thaw(r.get("content"))))
-    return out
-
-
-def _answers(snap: FlowSnapshot, namespaces: frozenset[str] | None = None) -> dict[str, Any]:
-    """Tool call id → a person's recorded answer, for every pause a later leg of the chain resumed."""
-    return dict(answered_in_order(snap, namespaces))
+    return _read_log(snap, frozenset(), namespaces).answered
 
 
 # -- the checks ------------------------------------------------------------------------------------------------------
@@ -306,7 +351,8 @@ class _RequestDigest:
             self._tools[key] = digest(tool.model_dump(mode="json"))
         return self._tools[key]
 
-    def _messages(self, messages: Sequence[Any]) -> str:
+    def messages(self, messages: Sequence[Any]) -> str:
+        """The running digest of ``messages`` (a receipt's ``messages`` field)."""
         keep = next((i for i, (a, b) in enumerate(zip(messages, self._chained, strict=False)) if a is not b), None)
         keep = min(len(messages), len(self._chained)) if keep is None else keep
         del self._chained[keep:], self._running[keep:]
@@ -323,7 +369,7 @@ class _RequestDigest:
             "tools": [self._tool(t) for t in request.tools],
             "model": request.model,
             "seed": request.seed,
-            "messages": self._messages(request.messages),
+            "messages": self.messages(request.messages),
         }
         return digest(head)
 
@@ -376,7 +422,7 @@ class _ForkProvider:
         self._inner = inner
         self._leg = leg
         self._cursor = cursor
-        self._digest = _RequestDigest()
+        self.digests = _RequestDigest()
         self.name = str(getattr(inner, "name", "provider"))
 
     def __getattr__(self, item: str) -> Any:
@@ -417,7 +463,7 @@ class _ForkProvider:
                 ForkMismatchError(f"model call {n + 1} asks another model than the recording's", field="model")
             )
         same = (
-            self._digest(request) == call.request_digest
+            self.digests(request) == call.request_digest
             if call.request_digest is not None
             else (len(request.messages), request.seed, request.system_prompt)
             == (call.message_count, call.seed, call.system_prompt())
@@ -456,6 +502,18 @@ class _ProbeProvider(_ForkProvider):
         self._cursor.calls += 1
         self._check(n, request)
         return self._served(n)
+
+
+class _SharedReceipts(Receipts):
+    """The agent's receipts, their message chain the fork provider's: a request it checked is not digested again."""
+
+    name = "receipts"
+
+    def __init__(self, digests: _RequestDigest) -> None:
+        self._digests = digests
+
+    def _messages_digest(self, ctx: RunContext, request: LLMRequest) -> str:
+        return self._digests.messages(request.messages)
 
 
 class ForkReplay(Extension):
@@ -588,7 +646,7 @@ def _fork_agent(agent: Any, leg: _Leg, cursor: _Cursor, at_idx: int, change: _Ch
     config = agent.config
     without, swaps = change.without, change.swaps
     if without or swaps:  # unknown ids: UnknownSourceError, by code
-        agent.without_landed((*without, *swaps), landed_parts_of(leg.snap.state))
+        agent.refuse_unknown((*without, *swaps), landed_parts_of(leg.snap.state))
     kinds = config.source_ids()
     removed: set[str] = set()
     dropped_tools: set[str] = set()
@@ -630,12 +688,9 @@ def _fork_agent(agent: Any, leg: _Leg, cursor: _Cursor, at_idx: int, change: _Ch
     base = config.without(removed) if removed else config
     injections = tuple(gated.get(i.id, i) for i in base.injections)
     ext = (ForkReplayDropping if dropped_tools else ForkReplay)(leg, cursor, frozenset(dropped_tools), results)
-    forked = replace(
-        base,
-        injections=injections,
-        provider=_ForkProvider(config.provider, leg, cursor),
-        extensions=(*base.extensions, ext),
-    )
+    provider = _ForkProvider(config.provider, leg, cursor)
+    extensions = tuple(_SharedReceipts(provider.digests) if type(e) is Receipts else e for e in base.extensions)
+    forked = replace(base, injections=injections, provider=provider, extensions=(*extensions, ext))
     return Agent(forked)
 
 
@@ -687,22 +742,38 @@ def _fast_start(leg: _Leg, agent: Any, ordinal: int, at_idx: int) -> int | None:
     return next((i for i in range(at_idx - 1, 0, -1) if log[i].stage_id == "injection-engine"), None)
 
 
-def _items(value: Any) -> Sequence[Any]:
-    return value if isinstance(value, list | tuple) else [value]
+_SEQUENCES = (list, tuple)
 
 
 def _served_fold(reply: Any, commit: Commit) -> bool:
     """Whether a tool-calls commit's history entries are the recorded reply it read and the tool results it
     recorded (what re-executing it from the served records would append)."""
-    entries = [e for w in commit.writes if w.path == "history" and w.verb == "append" for e in _items(w.value)]
-    results = [r for w in commit.writes if w.path == "tool_results" and w.verb == "append" for r in _items(w.value)]
-    if not all(isinstance(x, Mapping) for x in (*entries, *results)):
+    entries: list[Any] = []
+    results: list[Any] = []
+    for w in commit.writes:
+        if w.verb != "append" or (w.path != "history" and w.path != "tool_results"):
+            continue
+        items = entries if w.path == "history" else results
+        if isinstance(w.value, _SEQUENCES):
+            items.extend(w.value)
+        else:
+            items.append(w.value)
+    if not _is_map(reply) or not all(map(_is_map, results)):
         return False
-    asked = [e for e in entries if e.get("role") == "assistant"]
-    told = [(e.get("tool_call_id"), e.get("content")) for e in entries if e.get("role") == "tool"]
-    if not isinstance(reply, Mapping) or len(asked) != 1:
+    said: Any = None
+    told: list[tuple[Any, Any]] = []
+    for e in entries:  # one assistant entry (the reply) and the tool results' entries
+        if not _is_map(e):
+            return False
+        role = e.get("role")
+        if role == "assistant":
+            if said is not None:
+                return False
+            said = e
+        elif role == "tool":
+            told.append((e.get("tool_call_id"), e.get("content")))
+    if said is None:
         return False
-    said = asked[0]
     calls = [(c.get("id"), c.get("name")) for c in reply.get("tool_calls") or ()]
     return (
         said.get("content") == reply.get("content")
@@ -716,14 +787,12 @@ def _served_fold(reply: Any, commit: Commit) -> bool:
 def _check_served(leg: _Leg, at_idx: int) -> None:
     """Refuse a record whose replies or tool results before the fork step are not what its state was folded from
     (a restored fork reads the state; the records are what a re-executed prefix would have served)."""
-    reply: Any = None
-    n = -1
-    for c in leg.snap.commit_log[:at_idx]:
-        if c.stage_id == "call-llm" and c.namespace in leg.namespaces and c.applied and not c.failed:
-            reply, n = _written(c, "last_response"), n + 1
-        elif c.stage_id == "tool-calls" and not _served_fold(reply, c):
-            if 0 <= n < len(leg.calls):
-                _served_reply(leg, n)  # an unreadable reply is refused as a re-executed prefix would refuse it
+    for fold in leg.folds:
+        if fold.pos >= at_idx:
+            return
+        if not _served_fold(fold.reply, fold.commit):
+            if 0 <= fold.n < len(leg.calls):
+                _served_reply(leg, fold.n)  # an unreadable reply is refused as a re-executed prefix would refuse it
             raise ForkMismatchError(
                 "a recorded reply or tool result before the fork step is not what the run went on from",
                 field="request",

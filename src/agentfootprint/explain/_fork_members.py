@@ -10,15 +10,14 @@ from agentfootprint.agent._fork_seam import MemberRunner, MountedAgent, agent_mo
 from agentfootprint.agent.config import READ_SKILL
 from agentfootprint.explain._fork import (
     ForkMismatchError,
-    _answers,
     _calls,
     _chain_of,
     _Change,
     _Cursor,
     _fork_agent,
     _Leg,
+    _read_log,
     _run_kwargs,
-    _tool_records,
     answered_in_order,
 )
 from agentfootprint.explain._runs import WhatIfError
@@ -164,13 +163,13 @@ async def fork_members(
         if id(agent) in forked:
             continue
         spaces = paths.get(id(agent), frozenset())
-        calls = _calls(snap, spaces)
+        calls, records, answered, _ = _read_log(snap, spaces, spaces)
         recorded_models = {c.model for c in calls}
         if agent.config.run_config is None and recorded_models and recorded_models != {agent.config.model}:
             raise ForkMismatchError("a member runs another model than the recording", field="model")
         if calls:
             _check_declared_tools(agent, calls[0].tools)
-        leg = _Leg(snap, dict(run_input), None, calls, _tool_records(snap, spaces), _answers(snap, spaces), spaces)
+        leg = _Leg(snap, dict(run_input), None, calls, records, dict(answered), spaces)
         holds = step.namespace in spaces
         prefix = sum(1 for c in calls if c.commit.idx < step.idx)
         change = _change_for(agent, without, swaps, holds)

@@ -39,9 +39,8 @@ class Restart:
 _PLAIN = (dict, list)
 
 
-def _frozen_writes(commit: Commit) -> list[Write]:
-    """The commit's writes with frozen values (a record loaded from JSON holds plain ones; a live one is frozen)."""
-    writes = commit.writes
+def _frozen_writes(writes: list[Write]) -> list[Write]:
+    """A commit's writes with frozen values (a record loaded from JSON holds plain ones; a live one is frozen)."""
     for w in writes:
         if type(w.value) in _PLAIN:
             return [w.model_copy(update={"value": freeze(w.value)}) for w in writes]
@@ -67,16 +66,17 @@ def restart_points(chart: FlowChart, snapshot: FlowSnapshot, marks: Sequence[int
         if at.namespace or at.stage_id not in chart.nodes or head != at.stage_id or not number.isdigit():
             return None
         counter = int(number)
-        chart_nodes = chart.nodes
+        chart_nodes, apply = chart.nodes, ns.apply
         for c in log[done:upto]:
-            if c.namespace or c.paused or c.failed or c.kind == "subflow-enter" or c.stage_id not in chart_nodes:
+            stage = c.stage_id
+            if c.namespace or c.paused or c.failed or c.kind == "subflow-enter" or stage not in chart_nodes:
                 return None
             rid = c.runtime_stage_id
             if int(rid[rid.rindex("#") + 1 :]) >= counter:
                 return None
-            visits[c.stage_id] = visits.get(c.stage_id, 0) + 1
-            if c.applied:
-                ns.apply(c.idx, _frozen_writes(c))
+            visits[stage] = visits.get(stage, 0) + 1
+            if c.writes:  # applied: a paused or failed commit was refused above
+                apply(c.idx, _frozen_writes(c.writes))
         done = upto
         ns.owned.clear()  # a later fold copies a list before growing it: this restart keeps its own
         out.append(
