@@ -582,6 +582,7 @@ PINNED: dict[str, list[str]] = {
         "localize_context_bug",
         "localize_sync",
         "rerun_step",
+        "sample_trace",
         "to_otlp_json",
     ],
     "agentfootprint.mcp": [

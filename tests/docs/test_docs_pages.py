@@ -25,6 +25,7 @@ PAGES = [
     "docs/extensions.md",
     "docs/hosting.md",
     "docs/integrity.md",
+    "docs/interop.md",
     "docs/local-model.md",
     "docs/localization.md",
     "docs/long-runs.md",
@@ -38,7 +39,6 @@ PAGES = [
 #: service an empty folder lacks (the MCP server ``make test`` installs; the vendors' servers, served on loopback by
 #: their test): their tests run each block alone too, from the checkout or against those servers
 RUN_ELSEWHERE = {
-    "docs/interop.md": (("tests/interop/test_import_docs.py", "tests/interop/test_frameworks_docs.py"), 8),
     "docs/mcp.md": (("tests/mcp/test_mcp_docs.py",), 1),
     "docs/providers.md": (("tests/providers/test_providers_docs.py",), 9),
 }

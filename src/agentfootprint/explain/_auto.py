@@ -334,13 +334,13 @@ class PooledSearch:
                 return t, h
         return None
 
-    async def _screened_out(self, candidate: list[str]) -> bool:
+    async def _screened_out(self, candidate: list[str], prior: float = 0.5) -> bool:
         """On a model that has shown noise, a proposed set is first tested with search reruns (seeds the confirmation
         never uses), so a member of a redundant pair or a vote is not proposed alone, nor a set the bisection picked
         by noise: a proposal that fails would enlarge the family Holm's correction covers for every later one."""
         if self.oracle.noise.rate() <= 0:
             return False
-        return not await self.oracle.test(frozenset(candidate))
+        return not await self.oracle.test(frozenset(candidate), prior=prior)
 
     async def locate(self, rest: Arm, *, first: bool) -> Check | None:
         """A confirmed, 1-minimal culprit set within ``rest`` (or the last check that failed, or None)."""
@@ -376,7 +376,11 @@ class PooledSearch:
             candidate = fixed if fixed is not None else members + ([t.order[h - 1]] if h >= 1 else [])
             if not candidate:
                 return last
-            if await self._screened_out(candidate):
+            import os
+            pr = 0.5
+            if os.environ.get("E1") and len(candidate) == 1 and fixed is None:
+                pr = max(0.5, min(float(os.environ["E1"]), t.posterior()[h]))
+            if await self._screened_out(candidate, pr):
                 pass  # the search's own reruns say this source alone does not flip: never judged, never counted
             else:
                 (last,) = await self.confirmer.check([frozenset(candidate)])

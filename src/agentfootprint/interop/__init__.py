@@ -2,6 +2,7 @@
 backtrack, report and step localization read like our own runs."""
 
 from agentfootprint.interop._build import CONVENTIONS, import_trace
+from agentfootprint.interop._sample import sample_trace
 from agentfootprint.interop._spans import to_otlp_json
 from agentfootprint.interop._step import ForeignStep, localize_context_bug, localize_sync, rerun_step
 from agentfootprint.interop.errors import CAPTURE_SETTINGS, InvalidTraceError, TraceContentMissingError
@@ -16,5 +17,6 @@ __all__ = [
     "localize_context_bug",
     "localize_sync",
     "rerun_step",
+    "sample_trace",
     "to_otlp_json",
 ]
