@@ -377,6 +377,7 @@ class PooledSearch:
             if not candidate:
                 return last
             import os
+
             pr = 0.5
             if os.environ.get("E1") and len(candidate) == 1 and fixed is None:
                 pr = max(0.5, min(float(os.environ["E1"]), t.posterior()[h]))
