@@ -183,6 +183,31 @@ async def test_the_partner_check_needs_stronger_evidence_to_say_nothing_flips() 
     assert await oracle.test(frozenset({"a"}), sure_no=SURE_NO_LOG_ODDS) is True
 
 
+async def test_a_screen_that_starts_from_the_bisections_belief_passes_a_true_pick_on_fewer_reruns() -> None:
+    """At 10 % noise a neutral screen needs two agreeing answers; one from the bisection's 0.8 belief needs one. A
+    pick that does not flip alone (a pair's member) is still screened out on the two answers a neutral screen takes."""
+    noise = NoiseLog(base_flips=1, base_samples=10)
+    flips = Scripted([True, True, True])
+    assert await Oracle(cast(Sampler, flips), noise).test(frozenset({"a"})) is True
+    assert len(flips.answers) == 1
+    flips = Scripted([True, True, True])
+    assert await Oracle(cast(Sampler, flips), noise).test(frozenset({"a"}), prior=0.8) is True
+    assert len(flips.answers) == 2
+    alone = Scripted([False, False, False])
+    assert await Oracle(cast(Sampler, alone), noise).test(frozenset({"a"}), prior=0.8) is False
+    assert len(alone.answers) == 1
+
+
+async def test_a_pair_member_screened_from_the_bisections_belief_is_still_not_confirmed_alone() -> None:
+    def hide(seed: int | None, n: int) -> bool:
+        return seed is not None and seed >= SEARCH_BASE and noisy(seed * 17 + n, "t", 0.1)
+
+    for members in ({"f3", "f12"}, {"f0", "f21"}, {"f8", "f9"}):
+        report = await localized(scripted(30, lambda p, m=members: bool(m & p), hide))
+        assert confirmed(report) == {tuple(sorted(members))}
+        assert not any(len(c.ids) == 1 and c.verdict == "confirmed" for c in report.culprit_sets)
+
+
 def test_the_noise_bound_for_sample_sizes_sits_above_the_rate_seen_once_noise_showed() -> None:
     assert NoiseLog(base_samples=10).upper() == 0.0
     assert NoiseLog(base_flips=1, base_samples=10).upper() == pytest.approx(0.1 + 0.3 / 10**0.5)

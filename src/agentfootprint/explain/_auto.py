@@ -376,12 +376,11 @@ class PooledSearch:
             candidate = fixed if fixed is not None else members + ([t.order[h - 1]] if h >= 1 else [])
             if not candidate:
                 return last
-            import os
-
-            pr = 0.5
-            if os.environ.get("E1") and len(candidate) == 1 and fixed is None:
-                pr = max(0.5, min(float(os.environ["E1"]), t.posterior()[h]))
-            if await self._screened_out(candidate, pr):
+            # a single the bisection picked starts its screen from the bisection's belief in it (at most the stop
+            # level: a larger set also ends the first flipping prefix there)
+            single = len(candidate) == 1 and fixed is None
+            prior = max(0.5, min(STOP_POSTERIOR, t.posterior()[h])) if single else 0.5
+            if await self._screened_out(candidate, prior):
                 pass  # the search's own reruns say this source alone does not flip: never judged, never counted
             else:
                 (last,) = await self.confirmer.check([frozenset(candidate)])
