@@ -6,6 +6,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 CORE_STAMP := $(VENV)/.installed-core
 PIP_SHOWN := 2>&1 | grep -v "^WARNING: Location 'file:"
+# bytecode of every command here (set-up scripts, demo, tests, benches) is kept outside the checkout
+export PYTHONPYCACHEPREFIX ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/agentfootprint/pycache
 
 .PHONY: demo test test-setup bench lint venv clean mutate setup-hosting setup-mcp setup-local-model setup-postgres
 
@@ -54,7 +56,7 @@ setup-postgres: $(CORE_STAMP)
 	@PY=$(BIN)/python VENV=$(VENV) bash scripts/setup-test.sh postgresql pgvector
 
 test: test-setup
-	AGENTFOOTPRINT_TREE_GUARD=strict PYTHONPYCACHEPREFIX=$${XDG_CACHE_HOME:-$$HOME/.cache}/agentfootprint/pycache $(BIN)/python -m pytest
+	AGENTFOOTPRINT_TREE_GUARD=strict $(BIN)/python -m pytest
 
 bench: $(STAMP)
 	@PY=$(BIN)/python VENV=$(VENV) bash scripts/setup-test.sh pgvector
