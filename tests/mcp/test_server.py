@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -26,7 +27,8 @@ SERVE = [sys.executable, "-m", "agentfootprint", "mcp", "tests.mcp.served_agent:
 async def test_the_sdk_client_lists_one_tool_per_agent_and_calls_it_over_stdio() -> None:
     from mcp import Client, StdioServerParameters
 
-    params = StdioServerParameters(command=SERVE[0], args=SERVE[1:], cwd=str(ROOT))
+    # this process's environment (the SDK's default drops it: the server would write bytecode into the checkout)
+    params = StdioServerParameters(command=SERVE[0], args=SERVE[1:], cwd=str(ROOT), env=dict(os.environ))
     async with Client(params) as client:
         listed = await client.list_tools()
         assert [t.name for t in listed.tools] == ["concierge"]
