@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +16,7 @@ from agentfootprint import Agent
 from agentfootprint._loader import FactoryPathError, import_path
 from agentfootprint._progress import ProgressBar
 from agentfootprint._sync import SyncInRunningLoopError, run_sync
-from agentfootprint._text import content_tokens, ellipsize, one_line
+from agentfootprint._text import content_tokens, ellipsize, json_writer, one_line
 from agentfootprint.events import EventDispatcher
 from agentfootprint.explain import localize_sync
 from agentfootprint.flow import flow_chart
@@ -136,3 +138,32 @@ def test_ellipsize_never_exceeds_the_limit_and_keeps_a_prefix(text: str, limit: 
     cut = ellipsize(text, limit)
     assert len(cut) <= limit
     assert cut == text or (cut.endswith("…") and text.startswith(cut[:-1]))
+
+
+JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(JSONISH)
+def test_json_writer_writes_what_json_dumps_writes_with_sorted_keys_and_no_spaces(value: Any) -> None:
+    for ascii_only in (True, False):
+        dumps = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=ascii_only, default=str)
+        assert json_writer(ensure_ascii=ascii_only)(value) == dumps
+
+
+def test_json_writer_exact_text_and_a_cycle_refused_as_json_dumps_refuses_it() -> None:
+    class Odd:
+        def __str__(self) -> str:
+            return "odd"
+
+    value = {"b": [1, math.inf, None], "a": "é\n", "c": Odd()}
+    assert json_writer(ensure_ascii=True)(value) == '{"a":"\\u00e9\\n","b":[1,Infinity,null],"c":"odd"}'
+    assert json_writer(ensure_ascii=False)(value) == '{"a":"é\\n","b":[1,Infinity,null],"c":"odd"}'
+    assert json_writer(ensure_ascii=True)("é") == '"\\u00e9"'
+    loop: list[Any] = []
+    loop.append(loop)
+    with pytest.raises(ValueError, match="Circular reference detected"):
+        json_writer(ensure_ascii=True)(loop)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
+from json.encoder import c_make_encoder, encode_basestring, encode_basestring_ascii  # type: ignore[attr-defined]
 from typing import Any
 
 MAX_VALUE_LENGTH = 80
@@ -54,4 +56,25 @@ def content_tokens(text: str) -> list[str]:
     return [t for t in _TOKEN.findall(text.lower()) if t not in _STOP]
 
 
-__all__ = ["MAX_VALUE_LENGTH", "content_tokens", "ellipsize", "one_line", "summarize_value"]
+def json_writer(*, ensure_ascii: bool) -> Callable[[Any], str]:
+    """``json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=ensure_ascii, default=str)`` with the
+    C encoder built once and without a marker table (it keeps no state: threads share it); only a value that
+    recursed too deep is encoded again with the cycle check, so a cycle is refused as ``json.dumps`` refuses it."""
+    slow = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=ensure_ascii, default=str)
+    if c_make_encoder is None:
+        return slow.encode
+    quote = encode_basestring_ascii if ensure_ascii else encode_basestring
+    fast = c_make_encoder(None, str, quote, None, ":", ",", True, False, True)
+
+    def write(value: Any) -> str:
+        if isinstance(value, str):
+            return slow.encode(value)
+        try:
+            return "".join(fast(value, 0))
+        except RecursionError:
+            return "".join(c_make_encoder({}, str, quote, None, ":", ",", True, False, True)(value, 0))
+
+    return write
+
+
+__all__ = ["MAX_VALUE_LENGTH", "content_tokens", "ellipsize", "json_writer", "one_line", "summarize_value"]

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 from typing import Any
 
+from agentfootprint._text import json_writer
 from agentfootprint.providers import LLMRequest
 
 WIRE_KEY = "wire"
@@ -25,12 +25,8 @@ def digest(text: str, key: bytes | None = None) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str)
-"""What ``json.dumps`` builds for these options on every call, built once (it keeps no state between calls)."""
-
-
-def _canonical(value: Any) -> str:
-    return _ENCODER.encode(value)
+_canonical = json_writer(ensure_ascii=True)
+"""``json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)``, the encoder built once."""
 
 
 def part(sha256: str, kind: str, part_id: str) -> str:

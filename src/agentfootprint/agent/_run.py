@@ -257,7 +257,7 @@ class AgentRun:
             sources, cache = [], []
         for entry in history[len(cache) :]:
             sources.append(entry)
-            cache.append(Message.model_validate(thaw(entry)))
+            cache.append(message_of(entry))
         self._message_caches[key] = (sources, cache)
         return cache
 
@@ -280,6 +280,21 @@ class AgentRun:
         at a checked end may be the same while one between them is not."""
         self._message_caches.pop(key, None)
         self._chars_caches.pop(key, None)
+
+
+_ATOMS = frozenset({str, int, float, bool, type(None)})
+_VALIDATE = Message.__pydantic_validator__.validate_python
+"""``Message.model_validate`` without its wrapper (the same validator, the same defaults)."""
+
+
+def message_of(entry: Any) -> Message:
+    """``Message.model_validate(thaw(entry))``: the entry validated as it is (the validator copies its containers),
+    then only arguments holding a container copied (an argument's values are taken as they are)."""
+    message: Message = _VALIDATE(entry)
+    for call in message.tool_calls:
+        if any(type(v) not in _ATOMS for v in call.args.values()):
+            call.args = thaw(call.args)
+    return message
 
 
 def _extends(history: Sequence[Any], sources: list[Any]) -> bool:

@@ -19,7 +19,7 @@ from agentfootprint.context import Injection, InjectionContext, Trigger
 from agentfootprint.explain._runs import WhatIfError, read_value
 from agentfootprint.explain._slice import _carries
 from agentfootprint.explain._targets import as_target
-from agentfootprint.extensions.receipts import Receipts, digest
+from agentfootprint.extensions.receipts import Receipts, digest, message_digest
 from agentfootprint.flow import Commit, FlowSnapshot, thaw
 from agentfootprint.providers import LLMRequest, LLMResponse, StreamChunk
 from agentfootprint.providers.base import chunks_from_response
@@ -325,13 +325,6 @@ def _check_fit(leg: _Leg, agent: Any, at: Any) -> int:
 
 
 # -- serving the prefix ------------------------------------------------------------------------------------------
-def _message_digest(message: Any) -> str:
-    try:
-        return digest(message.model_dump(mode="json"))
-    except (ValueError, RecursionError):
-        return "None"
-
-
 class _RequestDigest:
     """The digest a receipt records for a request (system prompt, tools, model, seed and the message chain); the
     chain is extended, not recomputed, while each request repeats the previous one's messages."""
@@ -358,7 +351,7 @@ class _RequestDigest:
         del self._chained[keep:], self._running[keep:]
         running = self._running[-1] if self._running else _MESSAGES_START
         for m in messages[keep:]:
-            running = hashlib.sha256((running + _message_digest(m)).encode()).hexdigest()
+            running = hashlib.sha256((running + str(message_digest(m))).encode()).hexdigest()
             self._chained.append(m)
             self._running.append(running)
         return running

@@ -8,43 +8,24 @@ SHA-256 of the request (system prompt, messages, tools, seed) and of the respons
 from __future__ import annotations
 
 import hashlib
-import json
-from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
+import math
+from json.encoder import encode_basestring
 from operator import is_
 from typing import Any
 
+from agentfootprint._text import json_writer
 from agentfootprint.agent import CallModel, Extension, RunContext
-from agentfootprint.providers import LLMRequest, LLMResponse
+from agentfootprint.providers import LLMRequest, LLMResponse, Message, ToolCall
 
-__all__ = ["RECEIPTS_KEY", "Receipts", "digest"]
+__all__ = ["RECEIPTS_KEY", "Receipts", "digest", "message_digest"]
 
 RECEIPTS_KEY = "model_receipts"
 _START = hashlib.sha256(b"messages").hexdigest()
 
 
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-"""The encoder ``json.dumps`` builds for those options on every call, built once."""
-
-
-_UNCHECKED = (
-    c_make_encoder(None, _CANONICAL.default, encode_basestring, None, ":", ",", True, False, True)
-    if c_make_encoder is not None
-    else None
-)
-"""The C encoder ``_CANONICAL`` builds, made once and without a marker table (it keeps no state between calls, so
-threads share it): a cycle recurses until ``RecursionError`` instead of being named."""
-
-
-def canonical_json(value: Any) -> str:
-    """``_CANONICAL.encode(value)``: the C encoder called directly; only a value that recursed too deep is encoded
-    again with the cycle check, so a cycle is refused as ``json.dumps`` refuses it."""
-    if _UNCHECKED is None or isinstance(value, str):
-        return _CANONICAL.encode(value)
-    try:
-        return "".join(_UNCHECKED(value, 0))
-    except RecursionError:
-        encode = c_make_encoder({}, _CANONICAL.default, encode_basestring, None, ":", ",", True, False, True)
-        return "".join(encode(value, 0))
+canonical_json = json_writer(ensure_ascii=False)
+"""``json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)``, the encoder built
+once (a cycle is refused as ``json.dumps`` refuses it)."""
 
 
 def digest(value: Any) -> str:
@@ -57,6 +38,75 @@ def _model_digest(model: Any, **dump: Any) -> str | None:
     try:
         return digest(model.model_dump(mode="json", **dump))
     except (ValueError, RecursionError):
+        return None
+
+
+_LEAVES = frozenset({str, int, bool, type(None)})
+
+
+def _plain(value: Any, depth: int = 0) -> bool:
+    """Whether ``value`` is JSON as it stands (str keys, finite floats, not too deep): what a json-mode dump keeps."""
+    t = type(value)
+    if t in _LEAVES:
+        return True
+    if t is float:
+        return math.isfinite(value)
+    if depth > 100 or (t is not dict and t is not list):
+        return False
+    for k, v in value.items() if t is dict else enumerate(value):
+        if (t is dict and type(k) is not str) or (type(v) is not str and not _plain(v, depth + 1)):
+            return False
+    return True
+
+
+def _text(value: Any) -> str | None:
+    """A str or None field as canonical JSON; None when it is neither."""
+    if value is None:
+        return "null"
+    return encode_basestring(value) if type(value) is str else None
+
+
+_CALL = '{"args":%s,"args_error":%s,"id":%s,"name":%s,"signature":%s}'
+_MESSAGE = '{"content":%s,"reasoning":[],"role":%s,"tool_call_id":%s,"tool_calls":[%s],"tool_name":%s}'
+
+
+def _message_json(m: Any) -> str | None:
+    """``canonical_json(m.model_dump(mode="json"))`` written out for a plain message (no reasoning, JSON arguments);
+    None for any other."""
+    if type(m) is not Message:
+        return None
+    f = m.__dict__
+    reasoning, tool_calls = f["reasoning"], f["tool_calls"]
+    if type(reasoning) is not list or reasoning or type(tool_calls) is not list:
+        return None
+    calls = ""
+    if tool_calls:
+        written = []
+        for c in tool_calls:
+            if type(c) is not ToolCall:
+                return None
+            g = c.__dict__
+            args = g["args"]
+            if type(args) is not dict or not _plain(args):
+                return None
+            fields = (_text(g["args_error"]), _text(g["id"]), _text(g["name"]), _text(g["signature"]))
+            if None in fields:
+                return None
+            written.append(_CALL % (canonical_json(args) if args else "{}", *fields))
+        calls = ",".join(written)
+    texts = (_text(f["content"]), _text(f["role"]), _text(f["tool_call_id"]), calls, _text(f["tool_name"]))
+    return None if None in texts else _MESSAGE % texts
+
+
+def message_digest(message: Any) -> str | None:
+    """``digest(message.model_dump(mode="json"))`` (None when it cannot be dumped); a plain message is written out
+    directly instead of dumped first."""
+    text = _message_json(message)
+    if text is None:
+        return _model_digest(message)
+    try:
+        return hashlib.sha256(text.encode()).hexdigest()
+    except ValueError:  # a lone surrogate: the dumped form cannot be encoded either
         return None
 
 
@@ -78,7 +128,7 @@ class Receipts(Extension):
             del chained[keep:], digests[keep:]
         running = digests[-1] if digests else _START
         for i in range(keep, len(messages)):
-            running = hashlib.sha256((running + str(_model_digest(messages[i]))).encode()).hexdigest()
+            running = hashlib.sha256((running + str(message_digest(messages[i]))).encode()).hexdigest()
             chained.append(messages[i])
             digests.append(running)
         return running
