@@ -45,19 +45,36 @@ class ForkMismatchError(WhatIfError):
 
 
 # -- the recorded run ----------------------------------------------------------------------------------------------
-class _Call(NamedTuple):
-    """One recorded model call: its reply, what it offered and the digest of its request (when receipts were on)."""
+class _Call:
+    """One recorded model call: its reply, model and call record (what it offered, read when a check asks) and its
+    last receipt (the digest of its request, when receipts were on)."""
 
-    commit: Commit
-    reply: Mapping[str, Any]
-    """As recorded (frozen): thawed only when it is served."""
-    model: str
-    tools: list[str]
-    message_count: int
-    seed: int | None
-    iteration: int
-    request_digest: str | None
-    snap: FlowSnapshot
+    __slots__ = ("commit", "llm", "model", "receipt", "reply", "snap")
+
+    def __init__(self, commit: Commit, reply: Mapping[str, Any], llm: Any, receipt: Any, snap: FlowSnapshot) -> None:
+        self.commit = commit
+        self.reply = reply
+        """As recorded (frozen): thawed only when it is served."""
+        self.llm: Mapping[str, Any] = llm or {}
+        self.model = str(self.llm.get("model", ""))
+        self.receipt = receipt
+        self.snap = snap
+
+    @property
+    def tools(self) -> list[str]:
+        return [str(t) for t in self.llm.get("tools") or ()]
+
+    @property
+    def message_count(self) -> int:
+        return int(self.llm.get("message_count", 0))
+
+    @property
+    def seed(self) -> int | None:
+        return self.llm.get("seed")
+
+    @property
+    def request_digest(self) -> str | None:
+        return self.receipt.get("request_digest") if _is_map(self.receipt) else None
 
     def system_prompt(self) -> Any:
         """The system prompt the call read (what a request is checked by when the run minted no receipts)."""
@@ -129,19 +146,8 @@ def _call_of(c: Commit, snap: FlowSnapshot) -> tuple[Any, _Call | None]:
             receipts = w.value
     if not _is_map(reply):
         return reply, None
-    llm = llm or {}
     receipt: Any = receipts[-1] if isinstance(receipts, list) and receipts else None
-    return reply, _Call(  # by position: a model call in a long run costs no keyword matching
-        c,
-        reply,
-        str(llm.get("model", "")),
-        [str(t) for t in llm.get("tools") or ()],
-        int(llm.get("message_count", 0)),
-        llm.get("seed"),
-        int(llm.get("iteration", 0)),
-        receipt.get("request_digest") if _is_map(receipt) else None,
-        snap,
-    )
+    return reply, _Call(c, reply, llm, receipt, snap)
 
 
 def _read_log(snap: FlowSnapshot, namespaces: frozenset[str] = _ROOT, asked: frozenset[str] | None = None) -> _Log:

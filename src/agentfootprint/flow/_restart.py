@@ -68,15 +68,16 @@ def restart_points(chart: FlowChart, snapshot: FlowSnapshot, marks: Sequence[int
         counter = int(number)
         chart_nodes, apply = chart.nodes, ns.apply
         for c in log[done:upto]:
-            stage = c.stage_id
-            if c.namespace or c.paused or c.failed or c.kind == "subflow-enter" or stage not in chart_nodes:
+            f = c.__dict__  # the commit's fields, each read by one dict lookup
+            stage = f["stage_id"]
+            if f["namespace"] or f["paused"] or f["failed"] or f["kind"] == "subflow-enter" or stage not in chart_nodes:
                 return None
-            rid = c.runtime_stage_id
+            rid = f["runtime_stage_id"]
             if int(rid[rid.rindex("#") + 1 :]) >= counter:
                 return None
             visits[stage] = visits.get(stage, 0) + 1
-            if c.writes:  # applied: a paused or failed commit was refused above
-                apply(c.idx, _frozen_writes(c.writes))
+            if f["writes"]:  # applied: a paused or failed commit was refused above
+                apply(f["idx"], _frozen_writes(f["writes"]))
         done = upto
         ns.owned.clear()  # a later fold copies a list before growing it: this restart keeps its own
         out.append(
