@@ -22,7 +22,15 @@ from agentfootprint.explain._pooled import (
     question_budget,
 )
 from agentfootprint.explain._sequential import design, look_size, sequential_p
-from agentfootprint.explain._stats import Verdict, fisher_decision, fisher_one_sided, holm, plan_samples
+from agentfootprint.explain._stats import (
+    Verdict,
+    fisher_decision,
+    fisher_floor,
+    fisher_one_sided,
+    holm_tarone,
+    plan_samples,
+    tarone_count,
+)
 
 CAP = 100
 """The most samples per arm the automatic size grows to."""
@@ -54,10 +62,19 @@ class Check:
     early: bool = False
     weights: tuple[float, ...] = (1.0,)
     looks: list[float] = field(default_factory=list)
+    floors: list[float] = field(default_factory=list)
+    """The least p-value each look's flips allowed (however they had fallen between the arm and the baseline)."""
     needed_looks: dict[str, list[float]] = field(default_factory=dict)
     shown_needed: dict[str, ArmResult] = field(default_factory=dict)
     corrected: bool = True
     """Whether the 1-minimal check passes Holm's correction over the family (a one-member arm has nothing to pass)."""
+
+    @property
+    def floor(self) -> float:
+        """The least claim p-value the flips seen allow: a check that cannot reach a level takes no share of it."""
+        if not self.floors:
+            return 0.0
+        return min([1.0] + [f / w for f, w in zip(self.floors, self.weights, strict=False) if w > 0])
 
     @property
     def majority(self) -> bool:
@@ -121,6 +138,11 @@ class Confirmer:
             n = CAP
         return max(n, self.samples), weights
 
+    def family(self) -> int:
+        """How many judged arms the correction divides the error rate among: those whose flips could still reach
+        it (Tarone's count; an arm not yet sampled counts)."""
+        return tarone_count([c.floor for c in self.checks], self.alpha)
+
     async def baseline(self, start: int, stop: int) -> list[bool | None]:
         out = await self.sampler.sample_range(BASELINE, start, stop)
         for i, o in enumerate(out, start):
@@ -135,7 +157,7 @@ class Confirmer:
         up to ``LOOKS`` looks; an arm stops at the first look that settles it (group-sequential)."""
         checks = [Check(arm, self._next.get(arm, 0), 0) for arm in arms]
         self.checks += checks
-        n, weights = self.plan(len(self.checks))  # the design (its looks' shares) is fixed before any sample
+        n, weights = self.plan(self.family())  # the design (its looks' shares) is fixed before any sample
         looks = len(weights)
         taken = 0
         live = list(checks)
@@ -147,7 +169,7 @@ class Confirmer:
             taken = max(taken + 1, look_size(look, n, looks) if look < looks else n)
             await self._sample(live, taken, n, look)
             if look < looks:  # the baseline grew in step: re-plan the size with what it shows
-                n = max(n, self.plan(len(self.checks), weights)[0])
+                n = max(n, self.plan(self.family(), weights)[0])
             for c in live:
                 c.n = max(n, c.samples)
             live = [c for c in live if not c.settled and c.samples >= taken]
@@ -167,14 +189,16 @@ class Confirmer:
         arms += [(c, c.arm - {m}) for c in checks if len(c.arm) > 1 for m in sorted(c.arm) if m not in c.shown_needed]
         outs = await asyncio.gather(*(self.sampler.sample_range(a, c.start, c.start + taken) for c, a in arms))
         table = {(id(c), a): o for (c, a), o in zip(arms, outs, strict=True)}
-        family = len(self.checks)
         for c in checks:
-            base = bases[c.start]
-            own = table[(id(c), c.arm)]
+            base, own = bases[c.start], table[(id(c), c.arm)]
             k = min(len(base), len(own))
             c.n, c.samples = n, k
             c.flips, c.errors = _count(own[:k])
             c.base_flips = _count(base[:k])[0]
+            c.floors.append(fisher_floor(c.flips + c.base_flips, k) if k else 1.0)
+        family = self.family()
+        for c in checks:
+            k = c.samples
             # each look spends its share of the error rate: the arm's p-value is the least p / share over its looks
             c.looks.append(fisher_one_sided(c.flips, k, c.base_flips, k) if k else 1.0)
             c.p_value = sequential_p(c.looks, c.weights)
@@ -208,10 +232,10 @@ class Confirmer:
         self.judge()
 
     def judge(self) -> None:
-        """Verdicts over the whole family: Holm over every arm compared with the baseline, a flip rate above 1/2;
-        a set's claim is tested as a whole (its arm and each member's restore test), so 1-minimality is corrected
-        for the family's size too."""
-        rejected = holm([c.claim_p for c in self.checks], self.alpha)
+        """Verdicts over the whole family: Holm over every arm compared with the baseline (with Tarone's count for
+        discrete tests), a flip rate above 1/2; a set's claim is tested as a whole (its arm and each member's restore
+        test), so 1-minimality is corrected for the family's size too."""
+        rejected = holm_tarone([c.claim_p for c in self.checks], [c.floor for c in self.checks], self.alpha)
         for c, ok in zip(self.checks, rejected, strict=True):
             c.corrected = ok
             if ok and c.majority and c.settled:
@@ -342,6 +366,16 @@ class PooledSearch:
             return False
         return not await self.oracle.test(frozenset(candidate), prior=prior)
 
+    async def _trimmed(self, candidate: list[str]) -> list[str]:
+        """On a model that has shown noise, an older member of a proposed set of three or more is dropped when the
+        search's own reruns say the set flips without it (a pick made by noise rode along)."""
+        if self.oracle.noise.rate() <= 0:
+            return candidate
+        for m in candidate[:-1]:
+            if len(candidate) > 2 and await self.oracle.test(frozenset(candidate) - {m}):
+                candidate = [x for x in candidate if x != m]
+        return candidate
+
     async def locate(self, rest: Arm, *, first: bool) -> Check | None:
         """A confirmed, 1-minimal culprit set within ``rest`` (or the last check that failed, or None)."""
         t = await self._bisect(frozenset(), self._ordered(rest), 0.0, 0.2)
@@ -379,6 +413,8 @@ class PooledSearch:
             # a single the bisection picked starts its screen from the bisection's belief in it (at most the stop
             # level: a larger set also ends the first flipping prefix there)
             single = len(candidate) == 1 and fixed is None
+            if len(candidate) > 2 and fixed is None:
+                candidate = await self._trimmed(candidate)
             prior = max(0.5, min(STOP_POSTERIOR, t.posterior()[h])) if single else 0.5
             if await self._screened_out(candidate, prior):
                 pass  # the search's own reruns say this source alone does not flip: never judged, never counted

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from math import comb
 from typing import Literal
@@ -88,6 +89,34 @@ def holm(p_values: list[float], alpha: float) -> list[bool]:
     m = len(p_values)
     for rank, i in enumerate(order):
         if p_values[i] > alpha / (m - rank):
+            break
+        rejected[i] = True
+    return rejected
+
+
+def fisher_floor(flipped: int, samples: int) -> float:
+    """The least one-sided Fisher p-value two arms of ``samples`` each can give when ``flipped`` of their samples
+    flipped (as many of the flips on the arm's side as fit)."""
+    top = min(flipped, samples)
+    return fisher_one_sided(top, samples, flipped - top, samples)
+
+
+def tarone_count(floors: Sequence[float], alpha: float) -> int:
+    """What a Bonferroni step divides ``alpha`` by for discrete tests (Tarone 1990): the least ``m`` such that at
+    most ``m`` of the hypotheses could reach ``alpha / m`` at all (``floors``: their least attainable p-values)."""
+    for m in range(1, len(floors) + 1):
+        if sum(1 for f in floors if f <= alpha / m) <= m:
+            return m
+    return 1
+
+
+def holm_tarone(p_values: Sequence[float], floors: Sequence[float], alpha: float) -> list[bool]:
+    """Holm's step-down procedure with Tarone's count at every step (Hommel and Krummenauer 1998): a hypothesis
+    whose least attainable p-value cannot reach a step's level takes no share of ``alpha`` there."""
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    rejected = [False] * len(p_values)
+    for rank, i in enumerate(order):
+        if p_values[i] > alpha / tarone_count([floors[j] for j in order[rank:]], alpha):
             break
         rejected[i] = True
     return rejected
