@@ -4,10 +4,11 @@ every secret the run learned, so a password typed before the model names it neve
 from __future__ import annotations
 
 import json
+from functools import cache
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from agentfootprint import Agent
@@ -95,9 +96,18 @@ def test_delayed_needs_a_callable() -> None:
     assert isinstance(delayed(print), DelayedListener)
 
 
+@cache
+def _vocabulary() -> str:
+    """What the delayed events of a run say besides the password (the control run's is ``SECRET``, redacted)."""
+    held: list[AgentEvent] = []
+    login_agent().run_sync(f"log in with {SECRET} please", on_event=delayed(held.append))
+    return text(held)
+
+
 @settings(max_examples=15, deadline=None)
 @given(secret=st.text(alphabet="abcdefghijkmnpqrstuvwxyzABCDEFGH23456789", min_size=8, max_size=24))
 def test_any_typed_password_named_later_never_reaches_a_delayed_listener(secret: str) -> None:
+    assume(secret not in _vocabulary())  # a password that is one of the events' own words ("findings") leaks nothing
     held: list[AgentEvent] = []
     login_agent(secret).run_sync(f"log in with {secret} please", on_event=delayed(held.append))
     assert held and secret not in text(held)
