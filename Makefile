@@ -6,8 +6,10 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 CORE_STAMP := $(VENV)/.installed-core
 PIP_SHOWN := 2>&1 | grep -v "^WARNING: Location 'file:"
-# bytecode of every command here (set-up scripts, demo, tests, benches) is kept outside the checkout
+# bytecode of every command here (set-up scripts, demo, tests, benches) and the linters' caches stay outside the checkout
 export PYTHONPYCACHEPREFIX ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/agentfootprint/pycache
+export RUFF_CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/agentfootprint/ruff
+export MYPY_CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/agentfootprint/mypy
 
 .PHONY: demo test test-setup bench lint venv clean mutate setup-hosting setup-mcp setup-local-model setup-postgres
 
