@@ -413,7 +413,7 @@ class PooledSearch:
             # a single the bisection picked starts its screen from the bisection's belief in it (at most the stop
             # level: a larger set also ends the first flipping prefix there)
             single = len(candidate) == 1 and fixed is None
-            if len(candidate) > 2 and fixed is None:
+            if fixed is None:
                 candidate = await self._trimmed(candidate)
             prior = max(0.5, min(STOP_POSTERIOR, t.posterior()[h])) if single else 0.5
             if await self._screened_out(candidate, prior):
