@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -82,9 +83,12 @@ async def test_a_run_shares_one_frozen_call_and_hands_out_plain_copies() -> None
     asked = [e for batch in appended for e in batch if e.get("tool_calls")]
     assert len(asked) == 1 and asked[0]["tool_calls"] is replies[0]["tool_calls"]
     assert thaw(asked[0]["tool_calls"]) == [{"id": "c1", "name": "look", "args": {"q": {"deep": [1]}}}]
-    state = flow.snapshot.state
+    record = flow.snapshot.state  # the record keeps the committed values: read-only, like its commits' writes
+    with pytest.raises(TypeError):
+        record["history"][1]["tool_calls"][0]["args"]["q"]["deep"].append(2)  # hostile: edit the record
+    state = flow.state
     assert type(state["history"][1]["tool_calls"]) is list  # the caller's copy is plain
     state["history"][1]["tool_calls"][0]["args"]["q"]["deep"].append(2)  # hostile: edit the handed-out copy
     assert state["last_response"]["tool_calls"] == []  # the final reply asked for nothing
-    assert flow.state["history"][1]["tool_calls"][0]["args"] == {"q": {"deep": [1]}}
+    assert record["history"][1]["tool_calls"][0]["args"] == {"q": {"deep": [1]}}
     assert flow.committed_state()["history"][1]["tool_calls"][0]["args"] == {"q": {"deep": [1]}}

@@ -143,26 +143,6 @@ def thaw(value: Any) -> Any:
     return value
 
 
-def thaw_twice(value: Any) -> tuple[Any, Any]:
-    """``(thaw(value), thaw(value))`` in one walk: two plain copies that share nothing mutable."""
-    t = type(value)
-    if t is FrozenDict or t is dict:
-        first, second = dict.copy(value), dict.copy(value)
-        for k, v in first.items():
-            if type(v) not in _ATOMIC:
-                first[k], second[k] = thaw_twice(v)  # existing keys: neither dict grows while iterated
-        return first, second
-    if t is FrozenList or t is list:
-        first_list, second_list = list.copy(value), list.copy(value)
-        for i, v in enumerate(first_list):
-            if type(v) not in _ATOMIC:
-                first_list[i], second_list[i] = thaw_twice(v)
-        return first_list, second_list
-    if isinstance(value, dict | list):
-        return thaw(value), thaw(value)
-    return value, value
-
-
 def deep_equal(a: Any, b: Any) -> bool:
     """Structural equality where True != 1, 1 != 1.0 is False only by value, and NaN equals NaN."""
     if a is b:

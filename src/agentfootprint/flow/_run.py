@@ -11,7 +11,7 @@ from typing import Any
 from agentfootprint.flow._checkpoint import check_pending_answers, checkpoint_json, load_checkpoint
 from agentfootprint.flow._driver import drive
 from agentfootprint.flow._frame import Paused
-from agentfootprint.flow._frozen import thaw, thaw_twice
+from agentfootprint.flow._frozen import thaw
 from agentfootprint.flow._namespace import Namespace
 from agentfootprint.flow._state import RunState
 from agentfootprint.flow.cancel import CancelToken
@@ -73,13 +73,12 @@ async def _execute(rs: RunState, start: str, resume: list[CheckpointFrame]) -> F
     finally:
         if rs.cancel is not None and task is not None:
             rs.cancel._unregister(task)
-    for_snapshot, for_result = thaw_twice(rs.namespaces[""].state)  # the final state, copied twice in one walk
-    snap = rs.snapshot(served=True, thawed=for_snapshot)
+    snap = rs.snapshot(served=True, final=True)
     if rs.dispatch.on_run_end:
         rs.dispatch.fire("on_run_end", rs.run_id, "completed")
     result = FlowResult(
         run_id=rs.run_id,
-        state=rs.result_state(for_result),
+        state=rs.result_state(),
         output=rs.output,
         snapshot=snap,
         break_reason=brk,

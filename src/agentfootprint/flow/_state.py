@@ -160,19 +160,21 @@ class RunState:
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise FlowCancelledError(f"run timed out before stage '{node.id}'", stage_id=node.id, reason="timeout")
 
-    def result_state(self, thawed: dict[str, Any] | None = None) -> dict[str, Any]:
-        """The caller's copy of the final root state (redacted when a policy is set); ``thawed``: that copy, made."""
-        state: dict[str, Any] = thaw(self.namespaces[""].state) if thawed is None else thawed
+    def result_state(self) -> dict[str, Any]:
+        """The caller's copy of the final root state (redacted when a policy is set)."""
+        state: dict[str, Any] = thaw(self.namespaces[""].state)
         if self.redactor.active:
             state = {k: self.redactor.redact(v, k) for k, v in state.items()}
         return state
 
     # -- snapshots -----------------------------------------------------------------------------------------
-    def snapshot(self, *, served: bool, thawed: dict[str, Any] | None = None) -> FlowSnapshot:
-        """The run's record as it stands; ``thawed``: a plain copy of the root state already made for it."""
+    def snapshot(self, *, served: bool, final: bool = False) -> FlowSnapshot:
+        """The run's record as it stands; ``final``: the run is over, so its root state is kept as committed
+        (read-only values, nothing copied: no stage grows them again)."""
         red = self.redactor
         log = self.log
-        state = thaw(self.namespaces[""].state) if thawed is None else thawed
+        root = self.namespaces[""].state
+        state = dict(root) if final else thaw(root)
         initial = thaw(self.initial_state)
         subs = {name: thaw(ns.state) for name, ns in self.namespaces.items() if name}
         redacted = False
