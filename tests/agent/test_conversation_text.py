@@ -102,3 +102,29 @@ async def test_the_kept_text_is_written_directly_and_reads_back_as_before(monkey
     await agent.run("plain text, é and 🙂")
     assert agent.last_record().conversation_text == built[-1].to_json_text()  # type: ignore[union-attr]  # no Python encoder pass on the common path
     assert same_typed(agent.checkpoint(), _old(built[-1], None))
+
+
+async def test_the_kept_text_is_written_when_first_read_and_stays_the_runs_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    written: list[Any] = []
+    original = _conversation._unsealed_text
+    monkeypatch.setattr(_conversation, "_unsealed_text", lambda model: written.append(model) or original(model))
+    provider = mock(replies=[{"tool_calls": [{"id": "c1", "name": "look", "args": {"x": [1]}}]}, "one", "two"])
+    agent = Agent.create(provider=provider, model="m").tool(_tool()).build()
+    first = await agent.run("first")
+    assert written == []  # nothing written yet: a run whose conversation is never read never pays for it
+    second = await agent.run("second", continue_from=first.record.checkpoint())
+    assert len(written) == 1  # the first run's, read to continue from it
+    first_text = first.record.conversation_text
+    assert first.record.conversation_text is first_text and len(written) == 1  # written once, then kept
+    assert [m["content"] for m in json.loads(first_text)["history"]] == ["first", "", '{"x": [1]}', "one"]  # type: ignore[arg-type]
+    assert [m["content"] for m in second.record.checkpoint()["history"]][-2:] == ["second", "two"]  # type: ignore[index]
+    assert json.loads(first.record.conversation_text)["history"][-1]["content"] == "one"  # type: ignore[arg-type]  # the later turn changed nothing
+
+
+async def test_a_sealed_conversation_is_written_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    written: list[Any] = []
+    monkeypatch.setattr(_conversation, "_unsealed_text", written.append)
+    agent = Agent.create(provider=mock(replies=["ok"]), model="m", checkpoint_key="k" * 32).build()
+    result = await agent.run("hi")
+    assert written == [] and isinstance(result.record._conversation, str)
+    assert result.record.checkpoint()["seal"]  # type: ignore[index]

@@ -4,7 +4,8 @@ spans and window scale of its own committed state (one reader for the kept text 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 from pydantic_core import PydanticSerializationError
@@ -70,15 +71,20 @@ def conversation(
 
 def conversation_text(
     config: AgentConfig, run: AgentRun, history: History, iterations: int, raw: Mapping[str, Any] | None
-) -> str:
-    """``json.dumps(conversation(...))`` up to spacing: the kept form of the last conversation."""
+) -> str | Callable[[], str]:
+    """``json.dumps(conversation(...))`` up to spacing: the kept form of the last conversation. Unsealed, it is
+    built now and written out when first read (what it holds is committed, read-only, or copied here)."""
     model = conversation_model(config, run, history, iterations, raw)
     if config.checkpoint_key is None:
-        try:
-            return model.to_json_text()
-        except PydanticSerializationError:
-            pass  # text only Python's encoder writes (a lone surrogate), or a value to_json refuses as well
+        return partial(_unsealed_text, model)
     return json.dumps(seal(model.to_json(), config.checkpoint_key))
+
+
+def _unsealed_text(model: ConversationCheckpoint) -> str:
+    try:
+        return model.to_json_text()
+    except PydanticSerializationError:  # text only Python's encoder writes (a lone surrogate)
+        return json.dumps(model.to_json())
 
 
 def _thawed(raw: Mapping[str, Any] | None, key: str) -> list[dict[str, Any]] | None:

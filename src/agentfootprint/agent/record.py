@@ -83,7 +83,7 @@ class RunRecord:
         flow: FlowResult | None = None,
         raw: Mapping[str, Any] | Callable[[], Mapping[str, Any]] | None = None,
         events: EventLog | None = None,
-        conversation: str | None = None,
+        conversation: str | Callable[[], str] | None = None,
         run_input: Mapping[str, Any] | None = None,
         identity: Identity | None = None,
         answered_ask: Mapping[str, Any] | None = None,
@@ -137,11 +137,15 @@ class RunRecord:
     @property
     def conversation_text(self) -> str | None:
         """The conversation the run left as JSON text (real values; sealed with a key), or None."""
-        return self._conversation
+        kept = self._conversation
+        if callable(kept):  # written out on first read
+            kept = self._conversation = kept()
+        return kept
 
     def checkpoint(self) -> dict[str, Any] | None:
         """The conversation the run left, for ``run(..., continue_from=...)``; None when it left none."""
-        return json.loads(self._conversation) if self._conversation is not None else None
+        text = self.conversation_text
+        return json.loads(text) if text is not None else None
 
     @property
     def name(self) -> str:
