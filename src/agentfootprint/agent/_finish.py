@@ -64,7 +64,6 @@ async def completed(
     )
     stopped = raw.get("stopped_early")
     stopped_model = StoppedEarly.model_validate(stopped) if stopped else None
-    served_answer = flow.state.get("answer") if isinstance(flow.state.get("answer"), str) else answer
 
     def turn_end() -> AgentTurnEnd:
         extra: dict[str, Any] = {}
@@ -77,7 +76,7 @@ async def completed(
 
     run.emit(ev.AGENT_TURN_END, turn_end)
     return RunResult(
-        answer=answer if not run.redactor.active else served_answer,
+        answer=answer if not run.redactor.active else _served(flow, answer),
         status="completed",
         run_id=flow.run_id,
         resumed_from=resumed_from(flow),
@@ -89,6 +88,12 @@ async def completed(
         extensions=extensions,
         warnings=list(run.warnings),
     ).with_record(record)
+
+
+def _served(flow: FlowResult, answer: str) -> str:
+    """The answer as the redacted state serves it."""
+    served = flow.state.get("answer")
+    return served if isinstance(served, str) else answer
 
 
 def pending_of(flow: FlowResult) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from agentfootprint.agent.extension import (
 from agentfootprint.agent.member_run import resolve_parent_run
 from agentfootprint.context.window import entry_chars
 from agentfootprint.events import AgentEvent, EventDispatcher, EventSink, PayloadArg
-from agentfootprint.flow import CancelToken, RedactionPolicy, Redactor, Scope, thaw
+from agentfootprint.flow import CancelToken, FlowResult, RedactionPolicy, Redactor, Scope, thaw
 from agentfootprint.identity import Identity, coerce_identity
 from agentfootprint.providers import LLMRequest, LLMResponse, Message
 from agentfootprint.tools import RunStoppingError, Tool, ToolOutcome
@@ -155,7 +155,8 @@ class AgentRun:
         self.ext_state: dict[str, dict[str, Any]] = {}
         self.continued: dict[str, Any] = dict(continued or {})
         """Extension data a continued conversation carried, by extension name (for ``restore``)."""
-        self.final_state: dict[str, Any] = {}
+        self.final_flow: FlowResult | None = None
+        """The engine's result once the leg ended (its served state is read, and so copied, only when asked)."""
         self.run_input: dict[str, Any] | None = None
         """What the turn was given (message, prior history, identity, session, seed): kept on its record."""
         self.tool_services: dict[str, Any] = {}

@@ -300,7 +300,7 @@ class AgentRuns:
         answered = run.answered_ask if not flow.paused else None
         record = self.recorded(run, log, flow.snapshot, flow=flow, raw=flow.committed_state, answered_ask=answered)
         self.latest = record
-        run.final_state = flow.state
+        run.final_flow = flow
         extensions = await after_run(self.config, run, flow)  # may refuse the answer by raising; the record stays
         self.pending.pop(run.session_id, None)  # answered, or re-set as the newest
         if not flow.paused:

@@ -214,7 +214,8 @@ class RunContext:
         """Read recorded state (a tracked read inside a stage; the final served state after the run)."""
         if self._turn is not None:
             return self._turn.scope.get(key, default)
-        return self._run.final_state.get(key, default)
+        flow = self._run.final_flow
+        return flow.state.get(key, default) if flow is not None else default
 
     # -- acting -----------------------------------------------------------------------------------------
     async def call_model(self, request: LLMRequest) -> LLMResponse:

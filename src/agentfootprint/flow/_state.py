@@ -160,12 +160,12 @@ class RunState:
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise FlowCancelledError(f"run timed out before stage '{node.id}'", stage_id=node.id, reason="timeout")
 
-    def result_state(self) -> dict[str, Any]:
-        """The caller's copy of the final root state (redacted when a policy is set)."""
-        state: dict[str, Any] = thaw(self.namespaces[""].state)
-        if self.redactor.active:
-            state = {k: self.redactor.redact(v, k) for k, v in state.items()}
-        return state
+    def result_state(self) -> dict[str, Any] | None:
+        """The caller's copy of the final root state when a policy redacts it; None: the result copies the committed
+        state when it is first read."""
+        if not self.redactor.active:
+            return None
+        return {k: self.redactor.redact(v, k) for k, v in thaw(self.namespaces[""].state).items()}
 
     # -- snapshots -----------------------------------------------------------------------------------------
     def snapshot(self, *, served: bool, final: bool = False) -> FlowSnapshot:

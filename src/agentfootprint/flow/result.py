@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter, computed_field
 
 from agentfootprint.flow._frozen import thaw
 from agentfootprint.flow.narrative import NarrativeEntry, render_narrative
 from agentfootprint.flow.recorder import RecorderFailure
 from agentfootprint.flow.snapshot import FlowSnapshot
+
+_STATE: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
 
 
 class FlowResult(BaseModel):
@@ -19,7 +21,6 @@ class FlowResult(BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     run_id: str
-    state: dict[str, Any]
     output: Any = None
     paused: bool = False
     pause_data: Any = None
@@ -28,8 +29,23 @@ class FlowResult(BaseModel):
     break_reason: str | None = None
     recorder_failures: list[RecorderFailure] = Field(default_factory=list)
     _narrative: list[NarrativeEntry] | None = PrivateAttr(default=None)
+    _state: dict[str, Any] | None = PrivateAttr(default=None)
     _raw_state: dict[str, Any] | None = PrivateAttr(default=None)
     _committed: dict[str, Any] | None = PrivateAttr(default=None)
+
+    def __init__(self, *, state: Mapping[str, Any] | None = None, **data: Any) -> None:
+        """``state``: the final state as served; None: the plain copy of ``_committed``, made on first read."""
+        super().__init__(**data)
+        if state is not None:
+            self._state = _STATE.validate_python(state)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def state(self) -> dict[str, Any]:
+        """Final state (redacted under a policy): the caller's plain copy."""
+        if self._state is None:
+            self._state = thaw(self._committed) if self._committed is not None else {}
+        return self._state
 
     def raw_state(self) -> dict[str, Any]:
         """Final state with REAL values even under a redaction policy: for the runtime, never to serve."""
