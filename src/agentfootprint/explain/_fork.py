@@ -3,7 +3,6 @@ the recording (no model call, no tool call) and every replayed request is checke
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from itertools import pairwise
@@ -19,7 +18,7 @@ from agentfootprint.context import Injection, InjectionContext, Trigger
 from agentfootprint.explain._runs import WhatIfError, read_value
 from agentfootprint.explain._slice import _carries
 from agentfootprint.explain._targets import as_target
-from agentfootprint.extensions.receipts import Receipts, digest, message_digest
+from agentfootprint.extensions.receipts import Receipts, chain_digest, digest
 from agentfootprint.flow import Commit, FlowSnapshot, thaw
 from agentfootprint.providers import LLMRequest, LLMResponse, StreamChunk
 from agentfootprint.providers.base import chunks_from_response
@@ -29,7 +28,6 @@ from agentfootprint.tools.execute import ToolOutcome
 __all__ = ["ForkMismatchError", "fork", "fork_sync"]
 
 _INJECTION_KEYS = ("system_prompt_injections", "message_injections")
-_MESSAGES_START = hashlib.sha256(b"messages").hexdigest()
 
 
 class ForkMismatchError(WhatIfError):
@@ -352,15 +350,7 @@ class _RequestDigest:
 
     def messages(self, messages: Sequence[Any]) -> str:
         """The running digest of ``messages`` (a receipt's ``messages`` field)."""
-        keep = next((i for i, (a, b) in enumerate(zip(messages, self._chained, strict=False)) if a is not b), None)
-        keep = min(len(messages), len(self._chained)) if keep is None else keep
-        del self._chained[keep:], self._running[keep:]
-        running = self._running[-1] if self._running else _MESSAGES_START
-        for m in messages[keep:]:
-            running = hashlib.sha256((running + str(message_digest(m))).encode()).hexdigest()
-            self._chained.append(m)
-            self._running.append(running)
-        return running
+        return chain_digest(messages, self._chained, self._running)
 
     def __call__(self, request: LLMRequest) -> str:
         head = {

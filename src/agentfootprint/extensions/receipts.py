@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Sequence
 from json.encoder import encode_basestring
 from operator import is_
 from typing import Any
@@ -17,7 +18,7 @@ from agentfootprint._text import json_writer
 from agentfootprint.agent import CallModel, Extension, RunContext
 from agentfootprint.providers import LLMRequest, LLMResponse, Message, ToolCall
 
-__all__ = ["RECEIPTS_KEY", "Receipts", "digest", "message_digest"]
+__all__ = ["RECEIPTS_KEY", "Receipts", "chain_digest", "digest", "message_digest"]
 
 RECEIPTS_KEY = "model_receipts"
 _START = hashlib.sha256(b"messages").hexdigest()
@@ -110,6 +111,24 @@ def message_digest(message: Any) -> str | None:
         return None
 
 
+def chain_digest(messages: Sequence[Any], chained: list[Any], digests: list[str]) -> str:
+    """The running digest of ``messages`` (a receipt's ``messages`` field), given the messages already chained and
+    the running digest after each (both updated in place): only the messages after the shared prefix are hashed."""
+    keep = len(chained)
+    if len(messages) < keep or not all(map(is_, messages, chained)):  # not an extension: find where they part
+        keep = next(
+            (i for i, (a, b) in enumerate(zip(messages, chained, strict=False)) if a is not b),
+            min(len(messages), keep),
+        )
+        del chained[keep:], digests[keep:]
+    running = digests[-1] if digests else _START
+    for i in range(keep, len(messages)):
+        running = hashlib.sha256((running + str(message_digest(messages[i]))).encode()).hexdigest()
+        chained.append(messages[i])
+        digests.append(running)
+    return running
+
+
 class Receipts(Extension):
     """Mints one receipt per model call; message digests chain, so each call hashes only what is new."""
 
@@ -117,21 +136,7 @@ class Receipts(Extension):
 
     def _messages_digest(self, ctx: RunContext, request: LLMRequest) -> str:
         chained: list[Any] = ctx.state.setdefault("chain_messages", [])  # the messages already chained (kept alive)
-        digests: list[str] = ctx.state.setdefault("chain", [])  # the running digest after each of them
-        messages = request.messages
-        keep = len(chained)
-        if len(messages) < keep or not all(map(is_, messages, chained)):  # not an extension: find where they part
-            keep = next(
-                (i for i, (a, b) in enumerate(zip(messages, chained, strict=False)) if a is not b),
-                min(len(messages), keep),
-            )
-            del chained[keep:], digests[keep:]
-        running = digests[-1] if digests else _START
-        for i in range(keep, len(messages)):
-            running = hashlib.sha256((running + str(message_digest(messages[i]))).encode()).hexdigest()
-            chained.append(messages[i])
-            digests.append(running)
-        return running
+        return chain_digest(request.messages, chained, ctx.state.setdefault("chain", []))
 
     async def wrap_model_call(self, ctx: RunContext, request: LLMRequest, call_next: CallModel) -> LLMResponse:
         response = await call_next(request)
